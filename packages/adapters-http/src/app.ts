@@ -1,0 +1,26 @@
+// Composes the handlers of every endpoint into the HTTP application and the Node server.
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { jobHandlers } from "./handlers/api-jobs.ts"
+import { docs, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
+
+export const allHandlers = Effect.gen(function*() {
+  return {
+    ...(yield* jobHandlers)
+  }
+})
+
+/** The REST API as router routes (mount into your own HttpRouter, or serve with `HttpServerLive`). */
+export const ApiRoutes = (options?: Partial<ServerOptions>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const config = { ...(yield* ServerOptionsConfig), ...options }
+    return Layer.mergeAll(routes(yield* allHandlers, config), docs)
+  }))
+
+/** A Node HTTP server with the REST API; port 0 picks a free port (read it from HttpServer.address). */
+export const HttpServerLive = (listen: { readonly port: number; readonly host?: string }, options?: Partial<ServerOptions>) =>
+  HttpRouter.serve(ApiRoutes(options), { disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: listen.port, host: listen.host ?? "0.0.0.0" }))
+  )

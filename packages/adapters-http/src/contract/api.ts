@@ -1,0 +1,186 @@
+// The API definition (spec section 4, DECISIONS): paths, queries, bodies and envelopes. The OpenAPI
+// document, the docs page and the typed client are generated from it; the server routes by it.
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import {
+  Cell,
+  CellCreate,
+  cellListSpec,
+  CellPatch,
+  Job,
+  JobCreate,
+  jobListSpec,
+  JobPatch,
+  JobSync,
+  Operation,
+  OperationCreate,
+  operationListSpec,
+  OperationPatch,
+  OperationSync,
+  Part,
+  PartCreate,
+  partListSpec,
+  PartPatch,
+  PartSync,
+  Profile,
+  ProfileCreate,
+  profileListSpec,
+  ProfilePatch
+} from "@mes/domain"
+import {
+  BadRequestError,
+  ConflictError,
+  created,
+  Deleted,
+  ForbiddenError,
+  idQuery,
+  listQuery,
+  many,
+  NotFoundError,
+  okEnvelope,
+  one,
+  UnauthorizedError,
+  ValidationError
+} from "./envelope.ts"
+
+export const BASE_PATH = "/functions/v1"
+
+const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
+
+const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated"]), id: Schema.String, external_id: Schema.String }))
+const BulkSyncResult = okEnvelope(Schema.Struct({
+  total: Schema.Int,
+  created: Schema.Int,
+  updated: Schema.Int,
+  errors: Schema.Int,
+  results: Schema.Array(Schema.Struct({
+    external_id: Schema.NullOr(Schema.String),
+    id: Schema.optionalKey(Schema.String),
+    action: Schema.Literals(["created", "updated", "error"]),
+    error: Schema.optionalKey(Schema.String)
+  }))
+}))
+
+const WithParts = <S extends Schema.Struct<any>>(record: S, child: Schema.Top) =>
+  Schema.Struct({ ...record.fields, parts: Schema.Array(child) })
+
+const JobDetail = WithParts(Job, Schema.Struct({ ...Part.fields, operations: Schema.Array(Operation) }))
+const JobWithParts = WithParts(Job, Part)
+const JobCreated = okEnvelope(Schema.Struct({
+  job: JobDetail,
+  job_id: Schema.String,
+  job_number: Schema.String,
+  parts: Schema.Array(Schema.Struct({
+    part_id: Schema.String,
+    part_number: Schema.String,
+    operations: Schema.Array(Schema.Struct({ operation_id: Schema.String, operation_name: Schema.String }))
+  }))
+}))
+
+/** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
+const crud = <const G extends string, const P extends `/${string}`>(
+  group: G,
+  path: P,
+  o: {
+    singular: string
+    plural: string
+    record: Schema.Top
+    listRecord?: Schema.Top
+    readRecord?: Schema.Top
+    list: Parameters<typeof listQuery>[0]
+    create: Schema.Top
+    createdSuccess?: Schema.Top
+    patch: Schema.Top
+  }
+) =>
+  HttpApiGroup.make(group).add(
+    HttpApiEndpoint.get("list", path, {
+      query: listQuery(o.list),
+      success: [many(o.plural, o.listRecord ?? o.record), one(o.singular, o.readRecord ?? o.record)],
+      error: errors
+    }),
+    HttpApiEndpoint.post("create", path, {
+      payload: o.create as Schema.Codec<unknown, unknown>,
+      success: created(o.createdSuccess ?? one(o.singular, o.record)),
+      error: errors
+    }),
+    HttpApiEndpoint.patch("update", path, { query: idQuery, payload: o.patch as Schema.Codec<unknown, unknown>, success: one(o.singular, o.record), error: errors }),
+    HttpApiEndpoint.delete("remove", path, { query: idQuery, success: Deleted, error: errors })
+  )
+
+const syncEndpoints = <const P extends `/${string}`>(path: P, record: Schema.Top, bulkKeys: ReadonlyArray<string>) => [
+  HttpApiEndpoint.put("sync", `${path}/sync`, { payload: record as Schema.Codec<unknown, unknown>, success: [SyncResult, created(SyncResult)], error: errors }),
+  HttpApiEndpoint.post("bulkSync", `${path}/bulk-sync`, {
+    payload: Schema.Struct(Object.fromEntries(bulkKeys.map((k) => [k, Schema.optionalKey(Schema.Array(record))]))) as unknown as Schema.Codec<unknown, unknown>,
+    success: BulkSyncResult,
+    error: errors
+  })
+] as const
+
+export class JobsGroup extends crud("jobs", "/api-jobs", {
+  singular: "job",
+  plural: "jobs",
+  record: Job,
+  listRecord: JobWithParts,
+  readRecord: JobDetail,
+  list: jobListSpec,
+  create: JobCreate,
+  createdSuccess: JobCreated,
+  patch: JobPatch
+}).add(...syncEndpoints("/api-jobs", JobSync, ["items", "jobs"])) {}
+
+export class PartsGroup extends crud("parts", "/api-parts", {
+  singular: "part",
+  plural: "parts",
+  record: Part,
+  list: partListSpec,
+  create: PartCreate,
+  patch: PartPatch
+}).add(...syncEndpoints("/api-parts", PartSync, ["parts", "items"])) {}
+
+export class OperationsGroup extends crud("operations", "/api-operations", {
+  singular: "operation",
+  plural: "operations",
+  record: Operation,
+  list: operationListSpec,
+  create: OperationCreate,
+  patch: OperationPatch
+}).add(...syncEndpoints("/api-operations", OperationSync, ["operations", "items"])) {}
+
+export class CellsGroup extends crud("cells", "/api-cells", {
+  singular: "cell",
+  plural: "cells",
+  record: Cell,
+  list: cellListSpec,
+  create: CellCreate,
+  patch: CellPatch
+}) {}
+
+export class ProfilesGroup extends crud("profiles", "/api-profiles", {
+  singular: "profile",
+  plural: "profiles",
+  record: Profile,
+  list: profileListSpec,
+  create: ProfileCreate,
+  patch: ProfilePatch
+}) {}
+
+export class Api extends HttpApi.make("mes")
+  .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup)
+  .prefix(BASE_PATH)
+  .annotateMerge(OpenApi.annotations({
+    title: "mes: manufacturing execution service",
+    version: "1.0.0",
+    description: "REST API of mes. Authenticate with `Authorization: Bearer svc_live_...` or `X-API-Key`."
+  })) {}
+
+/** Every endpoint as (group, name, method, path), in definition order. */
+export const endpoints = (): Array<{ group: string; name: string; method: string; path: string }> => {
+  const out: Array<{ group: string; name: string; method: string; path: string }> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint }) =>
+      out.push({ group: group.identifier, name: endpoint.identifier, method: endpoint.method, path: endpoint.path })
+  })
+  return out
+}

@@ -1,0 +1,69 @@
+// Response envelopes of spec 4.0 / 7.1 and DECISIONS, as schemas for the OpenAPI document and the typed client.
+import { Schema } from "effect"
+import { HttpApiSchema } from "effect/http-api"
+import type { FilterKind, ListSpec } from "@mes/domain"
+
+export const Pagination = Schema.Struct({ limit: Schema.Int, offset: Schema.Int, total: Schema.Int })
+
+export const okEnvelope = <S extends Schema.Top>(data: S) => Schema.Struct({ success: Schema.Literal(true), data })
+
+/** `data.<singular>` for create, read-one and update. */
+export const one = <K extends string, S extends Schema.Top>(key: K, record: S) =>
+  okEnvelope(Schema.Struct({ [key]: record } as { [k in K]: S }))
+
+/** `data.<plural>` with `data.pagination` for lists. */
+export const many = <K extends string, S extends Schema.Top>(key: K, record: S) =>
+  okEnvelope(Schema.Struct({ [key]: Schema.Array(record), pagination: Pagination } as { [k in K]: Schema.$Array<S> } & { pagination: typeof Pagination }))
+
+export const Deleted = okEnvelope(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+
+export const ValidationDetailSchema = Schema.Struct({
+  field: Schema.String,
+  message: Schema.String,
+  value: Schema.Unknown,
+  constraint: Schema.String,
+  entityType: Schema.String,
+  entityIndex: Schema.Int
+})
+
+const errorBody = (codes: ReadonlyArray<string>) =>
+  Schema.Struct({
+    success: Schema.Literal(false),
+    error: Schema.Struct({
+      code: Schema.Literals(codes as [string, ...Array<string>]),
+      message: Schema.String,
+      details: Schema.optionalKey(Schema.Array(ValidationDetailSchema)),
+      statusCode: Schema.Int
+    })
+  })
+
+export class BadRequestError extends Schema.Class<BadRequestError>("BadRequestError")(errorBody(["BAD_REQUEST"]).fields, { httpApiStatus: 400 }) {}
+export class UnauthorizedError extends Schema.Class<UnauthorizedError>("UnauthorizedError")(errorBody(["UNAUTHORIZED"]).fields, { httpApiStatus: 401 }) {}
+export class ForbiddenError extends Schema.Class<ForbiddenError>("ForbiddenError")(errorBody(["FORBIDDEN"]).fields, { httpApiStatus: 403 }) {}
+export class NotFoundError extends Schema.Class<NotFoundError>("NotFoundError")(errorBody(["NOT_FOUND"]).fields, { httpApiStatus: 404 }) {}
+export class ConflictError extends Schema.Class<ConflictError>("ConflictError")(errorBody(["CONFLICT", "INVALID_STATE_TRANSITION"]).fields, { httpApiStatus: 409 }) {}
+export class ValidationError extends Schema.Class<ValidationError>("ValidationError")(errorBody(["VALIDATION_ERROR"]).fields, { httpApiStatus: 422 }) {}
+
+/** Query schema for a list endpoint, derived from the domain's list spec (one source for both). */
+export const listQuery = (spec: ListSpec<Record<string, FilterKind>, string>) => {
+  const fields: Record<string, Schema.Top> = {}
+  for (const [name, kind] of Object.entries(spec.filters)) {
+    fields[name] = Schema.optionalKey(
+      kind.kind === "int" ? Schema.Int
+      : kind.kind === "bool" ? Schema.Boolean
+      : kind.kind === "uuid" ? Schema.String.check(Schema.isUUID())
+      : kind.kind === "enum" ? Schema.Literals(kind.values as [string, ...Array<string>])
+      : Schema.String
+    )
+  }
+  for (const alias of Object.keys(spec.aliases ?? {})) fields[alias] = Schema.optionalKey(Schema.String)
+  fields.sort = Schema.optionalKey(Schema.Literals(spec.sort as [string, ...Array<string>]))
+  fields.order = Schema.optionalKey(Schema.Literals(["asc", "desc"]))
+  fields.limit = Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })))
+  fields.offset = Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
+  return fields
+}
+
+export const idQuery = { id: Schema.String.check(Schema.isUUID()) }
+
+export const created = <S extends Schema.Top>(s: S) => s.pipe(HttpApiSchema.status(201))

@@ -1,0 +1,38 @@
+// Domain error → (HTTP status, code) in one place, in spec 7.4 order (ARCHITECTURE: errors).
+import type { DomainError, ValidationDetail } from "@mes/domain"
+
+export interface ErrorEnvelope {
+  readonly success: false
+  readonly error: {
+    readonly code: string
+    readonly message: string
+    readonly details?: ReadonlyArray<ValidationDetail>
+    readonly statusCode: number
+  }
+}
+
+export const errorEnvelope = (
+  statusCode: number,
+  code: string,
+  message: string,
+  details?: ReadonlyArray<ValidationDetail>
+): ErrorEnvelope => ({
+  success: false,
+  error: details === undefined ? { code, message, statusCode } : { code, message, details, statusCode }
+})
+
+const statusOf: Record<DomainError["_tag"], readonly [number, string]> = {
+  BadRequest: [400, "BAD_REQUEST"],
+  Unauthorized: [401, "UNAUTHORIZED"],
+  QuotaExceeded: [402, "QUOTA_EXCEEDED"],
+  Forbidden: [403, "FORBIDDEN"],
+  NotFound: [404, "NOT_FOUND"],
+  Conflict: [409, "CONFLICT"],
+  InvalidStateTransition: [409, "INVALID_STATE_TRANSITION"],
+  ValidationFailed: [422, "VALIDATION_ERROR"]
+}
+
+export const fromDomainError = (e: DomainError): ErrorEnvelope => {
+  const [status, code] = statusOf[e._tag]
+  return errorEnvelope(status, code, e.message, e._tag === "ValidationFailed" ? e.details : undefined)
+}

@@ -1,0 +1,5 @@
+export * from "./app.ts"
+export * from "./contract/api.ts"
+export * from "./contract/envelope.ts"
+export * from "./errors.ts"
+export * from "./server.ts"

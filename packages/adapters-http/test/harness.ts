@@ -1,0 +1,91 @@
+// A real server on an ephemeral port over a fresh database, one per test file.
+import { Effect, Exit, Layer, Scope } from "effect"
+import { HttpServer } from "effect/http"
+import { DomainLive, Tenants } from "@mes/domain"
+import { StoresPg, testDatabase } from "@mes/adapters-pg"
+import { HttpServerLive } from "../src/index.ts"
+import { SqlClient } from "effect/sql/SqlClient"
+
+export interface Harness {
+  readonly url: string
+  /** Creates a tenant and returns its first live API key. */
+  readonly tenant: (name?: string) => Promise<{ tenantId: string; key: string }>
+  /** Runs raw SQL against the test database (setup only). */
+  readonly sql: (statement: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Record<string, unknown>>>
+  readonly close: () => Promise<void>
+}
+
+export const startServer = async (): Promise<Harness> => {
+  const scope = Effect.runSync(Scope.make())
+  const db = testDatabase()
+  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }).pipe(
+    Layer.provideMerge(DomainLive),
+    Layer.provideMerge(StoresPg),
+    Layer.provideMerge(db)
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope) as Effect.Effect<any, unknown>)
+  const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)
+  const address = await run(Effect.map(Effect.service(HttpServer.HttpServer), (s) => HttpServer.formatAddress(s.address)))
+  return {
+    url: `${address}/functions/v1`,
+    tenant: (name = "Acme") =>
+      run(Effect.gen(function*() {
+        const tenants = yield* Tenants
+        const { tenant, apiKey } = yield* tenants.create({ name })
+        return { tenantId: tenant.id, key: apiKey }
+      })),
+    sql: (statement, params = []) =>
+      run(Effect.gen(function*() {
+        const sql = yield* SqlClient
+        return (yield* sql.unsafe(statement, params)) as ReadonlyArray<Record<string, unknown>>
+      })),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+export interface Reply<T = any> {
+  readonly status: number
+  readonly body: T
+  readonly headers: Headers
+}
+
+/** A small JSON client bound to a key; `raw` sends a body string as is. */
+export const client = (base: string, key?: string) => {
+  const send = async (method: string, path: string, body?: unknown, options: { raw?: string; headers?: Record<string, string> } = {}): Promise<Reply> => {
+    const headers: Record<string, string> = { "content-type": "application/json", ...options.headers }
+    if (key !== undefined) headers.authorization = `Bearer ${key}`
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      ...(options.raw !== undefined ? { body: options.raw } : body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const text = await res.text()
+    let parsed: unknown = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      // keep text; tests assert JSON where it matters
+    }
+    return { status: res.status, body: parsed, headers: res.headers }
+  }
+  return {
+    get: (path: string, options?: { headers?: Record<string, string> }) => send("GET", path, undefined, options),
+    post: (path: string, body?: unknown, options?: { raw?: string; headers?: Record<string, string> }) => send("POST", path, body, options),
+    put: (path: string, body?: unknown, options?: { raw?: string }) => send("PUT", path, body, options),
+    patch: (path: string, body?: unknown, options?: { raw?: string }) => send("PATCH", path, body, options),
+    delete: (path: string) => send("DELETE", path),
+    send
+  }
+}
+
+/** A minimal valid nested job: `parts` parts with `ops` operations each. */
+export const nestedJob = (jobNumber: string, parts = 1, ops = 1, extra: Record<string, unknown> = {}) => ({
+  job_number: jobNumber,
+  customer: "Acme Steel",
+  ...extra,
+  parts: Array.from({ length: parts }, (_, i) => ({
+    part_number: `P-${i + 1}`,
+    quantity: 2,
+    operations: Array.from({ length: ops }, (_, j) => ({ operation_name: `Op ${j + 1}`, sequence: j + 1 }))
+  }))
+})

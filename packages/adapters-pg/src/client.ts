@@ -1,0 +1,60 @@
+// Database layers: real PostgreSQL (DATABASE_URL) or embedded PGlite (MES_DATA_DIR), both driven
+// by the production driver @effect/sql-pg, so queries, types and errors are the same on both.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { migrate } from "./migrator.ts"
+
+export type Database = PgClient.PgClient | SqlClient
+
+/** A pool on a real PostgreSQL server. */
+export const postgres = (url: string, options: { readonly maxConnections?: number } = {}): Layer.Layer<Database, SqlError> =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections: options.maxConnections ?? 10 })
+
+/**
+ * Embedded PostgreSQL: PGlite in this process, served on a private unix socket.
+ * `dataDir` undefined means in memory. PGlite is one session, so the pool holds one connection:
+ * transactions then serialize instead of interleaving on the shared session.
+ */
+export const pglite = (dataDir?: string): Layer.Layer<Database, SqlError> =>
+  Layer.unwrap(Effect.gen(function*() {
+    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    const db = yield* Effect.acquireRelease(
+      Effect.promise(() => PGlite.create(dataDir !== undefined ? { dataDir } : {})),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    const socketDir = mkdtempSync(join(tmpdir(), "mes-pglite-"))
+    const path = join(socketDir, ".s.PGSQL.5432")
+    yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const server = new PGLiteSocketServer({ db, path, maxConnections: 4 })
+        await server.start()
+        return server
+      }),
+      (server) =>
+        Effect.promise(() => server.stop()).pipe(
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
+        )
+    )
+    return PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1 })
+  }))
+
+/** DATABASE_URL when set, else PGlite in MES_DATA_DIR (default ./.mes/data); migrated on start. */
+export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Layer<Database, unknown> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const url = yield* Config.String("DATABASE_URL").pipe(Config.option)
+    const dataDir = yield* Config.String("MES_DATA_DIR").pipe(Config.withDefault("./.mes/data"))
+    const base = Option.isSome(url) && url.value !== "" ? postgres(url.value) : pglite(dataDir)
+    return options.migrate === false ? base : withMigrations(base)
+  }))
+
+/** Runs pending migrations when the layer is built. */
+export const withMigrations = <E>(db: Layer.Layer<Database, E>) =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(db))

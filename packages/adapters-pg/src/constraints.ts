@@ -1,0 +1,38 @@
+// One table from constraint name to domain error (ARCHITECTURE: errors). Every other SqlError is a defect.
+import { Effect } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import { Conflict } from "@mes/domain"
+
+const conflicts: Record<string, { readonly message: string; readonly field?: string }> = {
+  jobs_tenant_job_number_key: { message: "job_number already exists", field: "job_number" },
+  jobs_tenant_external_key: { message: "a job with this external_source and external_id already exists", field: "external_id" },
+  parts_job_part_number_key: { message: "part_number already exists in this job", field: "part_number" },
+  parts_tenant_external_key: { message: "a part with this external_source and external_id already exists", field: "external_id" },
+  parts_parent_part_fkey: { message: "part has child parts; delete or re-parent them first" },
+  operations_part_sequence_key: { message: "sequence already exists in this part", field: "sequence" },
+  operations_tenant_external_key: { message: "an operation with this external_source and external_id already exists", field: "external_id" },
+  time_entries_operation_fkey: { message: "operation has time entries and cannot be deleted" },
+  cells_tenant_name_key: { message: "a cell with this name already exists", field: "name" },
+  cells_tenant_external_key: { message: "a cell with this external_source and external_id already exists", field: "external_id" },
+  profiles_tenant_email_key: { message: "a profile with this email already exists", field: "email" },
+  operations_cell_fkey: { message: "cell is used by operations and cannot be deleted" },
+  jobs_current_cell_fkey: { message: "cell is the current cell of jobs and cannot be deleted" },
+  parts_current_cell_fkey: { message: "cell is the current cell of parts and cannot be deleted" },
+  operations_assigned_operator_fkey: { message: "profile is assigned to operations and cannot be deleted" },
+  time_entries_user_fkey: { message: "profile has time entries and cannot be deleted" }
+}
+
+const constraintOf = (e: SqlError): string | undefined => {
+  const cause = (e as { reason?: { cause?: { constraint?: string; code?: string } ; constraint?: string } }).reason
+  return cause?.constraint ?? cause?.cause?.constraint
+}
+
+/** Maps named unique/foreign-key violations to Conflict (409); anything else dies (500, a bug). */
+export const mapConstraints = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, Conflict, R> =>
+  effect.pipe(
+    Effect.catch((e: SqlError) => {
+      const name = constraintOf(e)
+      const c = name === undefined ? undefined : conflicts[name]
+      return c === undefined ? Effect.die(e) : Effect.fail(new Conflict(c))
+    })
+  )

@@ -1,0 +1,73 @@
+// Set-based writes: every batch of rows travels as ONE jsonb parameter and is expanded by
+// jsonb_populate_recordset, so a statement's size does not grow with the number of rows
+// (and never meets the 65535-parameter limit).
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+export type Defaults = Readonly<Record<string, string>>
+
+const ident = (name: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad column name ${name}`)
+  return `"${name}"`
+}
+
+const columnsOf = (rows: ReadonlyArray<object>): Array<string> => {
+  const cols = new Set<string>()
+  for (const r of rows) for (const [k, v] of Object.entries(r)) if (v !== undefined) cols.add(k)
+  return [...cols]
+}
+
+const select = (cols: ReadonlyArray<string>, defaults: Defaults) =>
+  cols.map((c) => (defaults[c] !== undefined ? `coalesce(r.${ident(c)}, ${defaults[c]})` : `r.${ident(c)}`)).join(", ")
+
+/** INSERT ... SELECT FROM jsonb_populate_recordset(...) RETURNING *; input order is kept. */
+export const insertRows = <T extends { readonly id: string }>(
+  sql: SqlClient,
+  table: string,
+  rows: ReadonlyArray<object>,
+  defaults: Defaults = {},
+  onConflict = ""
+): Effect.Effect<Array<T>, SqlError> =>
+  Effect.gen(function*() {
+    if (rows.length === 0) return []
+    const cols = columnsOf(rows)
+    const out = yield* sql.unsafe<T>(
+      `INSERT INTO ${ident(table)} (${cols.map(ident).join(", ")})
+       SELECT ${select(cols, defaults)} FROM jsonb_populate_recordset(null::${ident(table)}, $1::jsonb) r
+       ${onConflict} RETURNING *`,
+      [JSON.stringify(rows)]
+    )
+    const order = new Map(rows.map((r, i) => [(r as { id: string }).id, i]))
+    return [...out].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+  })
+
+/**
+ * UPDATE one row from a partial object; `extraSet` adds raw assignments (timestamps of a move)
+ * and `guard` a raw condition. Returns the updated row or undefined.
+ */
+export const updateRow = <T extends object>(
+  sql: SqlClient,
+  table: string,
+  tenantId: string,
+  id: string,
+  changes: Readonly<Record<string, unknown>>,
+  options: { readonly extraSet?: ReadonlyArray<string>; readonly guard?: string; readonly guardParams?: ReadonlyArray<unknown>; readonly where?: string } = {}
+): Effect.Effect<T | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const cols = Object.keys(changes).filter((k) => changes[k] !== undefined)
+    const sets = [
+      ...cols.map((c) => `${ident(c)} = r.${ident(c)}`),
+      ...(options.extraSet ?? []),
+      `updated_at = now()`
+    ]
+    const params: Array<unknown> = [tenantId, id, JSON.stringify(changes), ...(options.guardParams ?? [])]
+    const rows = yield* sql.unsafe<T>(
+      `UPDATE ${ident(table)} t SET ${sets.join(", ")}
+       FROM jsonb_populate_record(null::${ident(table)}, $3::jsonb) r
+       WHERE t.tenant_id = $1 AND t.id = $2 ${options.where ?? ""} ${options.guard ? `AND ${options.guard}` : ""}
+       RETURNING t.*`,
+      params
+    )
+    return rows[0]
+  })

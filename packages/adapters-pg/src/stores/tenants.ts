@@ -1,0 +1,28 @@
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type ApiKey, type KeyCandidate, type Tenant, TenantStore } from "@mes/domain"
+
+export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return TenantStore.of({
+    insert: ({ id, name, plan }) =>
+      sql<Tenant>`INSERT INTO tenants (id, name, plan) VALUES (${id}, ${name}, ${plan}) RETURNING *`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      ),
+    get: (id) => sql<Tenant>`SELECT * FROM tenants WHERE id = ${id}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie),
+    countParts: (tenantId, n) =>
+      n === 0
+        ? Effect.void
+        : sql`UPDATE tenants SET current_month_parts = current_month_parts + ${n} WHERE id = ${tenantId}`.pipe(Effect.asVoid, Effect.orDie),
+    insertKey: (k) =>
+      sql<ApiKey>`INSERT INTO api_keys ${sql.insert(k)} RETURNING id, tenant_id, key_prefix, environment, name, created_at, revoked_at`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      ),
+    keysByPrefix: (prefix) =>
+      sql<KeyCandidate>`SELECT k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
+        FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
+  })
+}))

@@ -1,0 +1,31 @@
+// Test databases: in-memory PGlite by default; with DATABASE_URL, a fresh database on that
+// server per test file (created here, dropped afterwards), so files never share state.
+import { Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Redacted } from "effect"
+import { type Database, pglite, postgres, withMigrations } from "./client.ts"
+
+const freshPostgres = (url: string): Layer.Layer<Database, unknown> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const name = `mes_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+    const admin = PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
+    const run = (statement: string) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient
+        yield* sql.unsafe(statement).raw
+      }).pipe(Effect.provide(admin), Effect.orDie)
+    yield* Effect.acquireRelease(run(`CREATE DATABASE ${name}`), () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
+    const u = new URL(url)
+    u.pathname = `/${name}`
+    return postgres(u.toString())
+  }))
+
+/** A migrated database for one test file. */
+export const testDatabase = (): Layer.Layer<Database, unknown> => {
+  const url = process.env.DATABASE_URL
+  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url) : pglite())
+}
+
+export const testDatabaseKind = (): "postgres" | "pglite" =>
+  process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "" ? "postgres" : "pglite"

@@ -1,0 +1,38 @@
+// Work cells (spec 2.9, 4.12): standard CRUD; operations reference them by id or name.
+import { Schema } from "effect"
+import { Name255, opt, optNull, Uuid } from "../fields.ts"
+import { bool, text, uuid, type ListSpec } from "../query.ts"
+
+const cellFields = {
+  color: optNull(Schema.String.check(Schema.isMaxLength(64))),
+  sequence: optNull(Schema.Int),
+  active: opt(Schema.Boolean),
+  external_id: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))),
+  external_source: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)))
+}
+
+export const CellCreate = Schema.Struct({ name: Name255, ...cellFields })
+export type CellCreate = typeof CellCreate.Type
+export const CellPatch = Schema.Struct({ name: opt(Name255), ...cellFields })
+export type CellPatch = typeof CellPatch.Type
+
+export const cellListSpec = {
+  filters: { id: uuid, name: text, active: bool, search: text },
+  sort: ["name", "sequence", "created_at"],
+  defaultSort: "sequence",
+  defaultOrder: "asc"
+} satisfies ListSpec<any, any>
+
+export const Cell = Schema.Struct({
+  id: Uuid,
+  tenant_id: Uuid,
+  name: Schema.String,
+  color: Schema.NullOr(Schema.String),
+  sequence: Schema.NullOr(Schema.Int),
+  active: Schema.Boolean,
+  external_id: Schema.NullOr(Schema.String),
+  external_source: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+export type Cell = typeof Cell.Type

@@ -1,0 +1,58 @@
+// Domain errors named after the spec's error codes (spec 7.2). They carry what the
+// envelope needs and no HTTP status: adapters map them once, in spec 7.4 order.
+import { Data } from "effect"
+import type { ValidationDetail } from "./validation.ts"
+
+export type EntityType = "job" | "part" | "operation" | "cell" | "profile" | "tenant" | "api_key" | "query"
+
+/** Malformed JSON or query parameters (400). */
+export class BadRequest extends Data.TaggedError("BadRequest")<{ readonly message: string }> {}
+
+/** Missing or invalid credentials (401). */
+export class Unauthorized extends Data.TaggedError("Unauthorized")<{ readonly message: string }> {}
+
+/** A record of another tenant, or a role that may not do this (403). */
+export class Forbidden extends Data.TaggedError("Forbidden")<{ readonly message: string }> {}
+
+/** No such record in any tenant (404). */
+export class NotFound extends Data.TaggedError("NotFound")<{ readonly entity: string; readonly id: string }> {
+  override get message() {
+    return `${this.entity} ${this.id} not found`
+  }
+}
+
+/** Duplicates and deletes refused because of dependants (409). */
+export class Conflict extends Data.TaggedError("Conflict")<{ readonly message: string; readonly field?: string }> {}
+
+/** Well-formed but invalid data (422), with spec 7.3 details. */
+export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
+  readonly message: string
+  readonly details: ReadonlyArray<ValidationDetail>
+}> {}
+
+/** A lifecycle precondition failed (409, spec 3 + DECISIONS). */
+export class InvalidStateTransition extends Data.TaggedError("InvalidStateTransition")<{
+  readonly entity: string
+  readonly current: string
+  readonly required: ReadonlyArray<string>
+  readonly action: string
+}> {
+  override get message() {
+    return `Cannot ${this.action} ${this.entity}: status is '${this.current}', must be ${
+      this.required.map((s) => `'${s}'`).join(" or ")
+    }`
+  }
+}
+
+/** Plan limit reached (402). */
+export class QuotaExceeded extends Data.TaggedError("QuotaExceeded")<{ readonly message: string }> {}
+
+export type DomainError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | ValidationFailed
+  | InvalidStateTransition
+  | QuotaExceeded

@@ -1,0 +1,139 @@
+// Rules for parts and operations created inside a job (spec 2.2, 2.3, 7.3): unique part numbers,
+// sequences unique and consecutive, parent parts inside the job without cycles, cells by id or name.
+import { Effect } from "effect"
+import type { OperationNested } from "../operations/schema.ts"
+import type { Operation } from "../operations/schema.ts"
+import type { Part } from "../parts/schema.ts"
+import type { PartNested } from "./schema.ts"
+import { newId, References, CurrentTenant } from "../ports.ts"
+import type { Reference } from "../references.ts"
+import { detail, type Path, type ValidationDetail } from "../validation.ts"
+import type { NewRow } from "./store.ts"
+
+type PartLike = Omit<PartNested, "operations"> & { readonly operations?: ReadonlyArray<OperationNested> | undefined }
+
+export interface NestedPlan {
+  readonly parts: Array<NewRow<Part>>
+  readonly operations: Array<NewRow<Operation>>
+  readonly details: Array<ValidationDetail>
+  readonly refs: Array<Reference>
+}
+
+/** Duplicate values among items: a detail for every repeat after the first. */
+export const duplicates = <T>(
+  root: string,
+  input: unknown,
+  items: ReadonlyArray<T>,
+  key: (t: T) => unknown,
+  path: (i: number) => Path,
+  what: string
+): Array<ValidationDetail> => {
+  const seen = new Set<unknown>()
+  const out: Array<ValidationDetail> = []
+  items.forEach((item, i) => {
+    const k = key(item)
+    if (k === undefined || k === null) return
+    if (seen.has(k)) out.push(detail(root, input, path(i), "UNIQUE_CONSTRAINT", `${what} ${String(k)} appears more than once`))
+    seen.add(k)
+  })
+  return out
+}
+
+/** Sequences must be unique and consecutive 1..n within a part (spec 2.2). */
+const sequenceRules = (root: string, input: unknown, ops: ReadonlyArray<OperationNested>, base: Path) => {
+  const out = duplicates(root, input, ops, (o) => o.sequence, (i) => [...base, i, "sequence"], "sequence")
+  if (out.length > 0) return out
+  ops.forEach((o, i) => {
+    if (o.sequence > ops.length) {
+      out.push(detail(root, input, [...base, i, "sequence"], "MAX_VALUE",
+        `sequence numbers must be consecutive from 1; ${o.sequence} exceeds the part's ${ops.length} operation(s)`))
+    }
+  })
+  return out
+}
+
+/**
+ * Builds the rows of parts and operations for job `jobId` and collects every rule violation.
+ * Cells named by `cell_name` are resolved in the caller's tenant (one query).
+ */
+export const planNested = (
+  root: string,
+  input: unknown,
+  jobId: string,
+  parts: ReadonlyArray<PartLike>,
+  base: Path = ["parts"],
+  existingIds?: ReadonlyArray<string>
+) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    const details: Array<ValidationDetail> = []
+    const refs: Array<Reference> = []
+    details.push(...duplicates(root, input, parts, (p) => p.part_number, (i) => [...base, i, "part_number"], "part_number"))
+
+    const ids = parts.map((_, i) => existingIds?.[i] ?? newId())
+    const byNumber = new Map(parts.map((p, i) => [p.part_number, ids[i]!]))
+    const parentOf = new Map<string, string>()
+    parts.forEach((p, i) => {
+      const path = [...base, i]
+      if (p.parent_part_number != null) {
+        const parent = byNumber.get(p.parent_part_number)
+        if (parent === undefined) {
+          details.push(detail(root, input, [...path, "parent_part_number"], "FK_CONSTRAINT",
+            `parent part ${p.parent_part_number} is not a part of this job`))
+        } else if (parent === ids[i]) {
+          details.push(detail(root, input, [...path, "parent_part_number"], "CIRCULAR_REFERENCE", "a part cannot be its own parent"))
+        } else parentOf.set(ids[i]!, parent)
+      } else if (p.parent_part_id != null) {
+        details.push(detail(root, input, [...path, "parent_part_id"], "FK_CONSTRAINT",
+          `part ${p.parent_part_id} is not a part of this job; reference parents in a job create by parent_part_number`))
+      }
+      if (p.current_cell_id != null) refs.push({ table: "cells", id: p.current_cell_id, path: [...path, "current_cell_id"] })
+    })
+    // cycles through several parts (A -> B -> A)
+    parts.forEach((p, i) => {
+      const seen = new Set<string>([ids[i]!])
+      let cur = parentOf.get(ids[i]!)
+      while (cur !== undefined) {
+        if (seen.has(cur)) {
+          details.push(detail(root, input, [...base, i, "parent_part_number"], "CIRCULAR_REFERENCE",
+            `parent chain of part ${p.part_number} loops back on itself`))
+          break
+        }
+        seen.add(cur)
+        cur = parentOf.get(cur)
+      }
+    })
+
+    const cellNames = new Set<string>()
+    parts.forEach((p) => p.operations?.forEach((o) => o.cell_id == null && o.cell_name != null && cellNames.add(o.cell_name)))
+    const cells = cellNames.size === 0
+      ? new Map<string, string>()
+      : yield* (yield* References).cellsByName(tenant.id, [...cellNames])
+
+    const partRows: Array<NewRow<Part>> = parts.map((p, i) => {
+      const { operations: _ops, parent_part_number: _ppn, parent_part_id: _ppi, ...fields } = p as PartLike & Record<string, unknown>
+      return { ...fields, id: ids[i]!, tenant_id: tenant.id, job_id: jobId, parent_part_id: parentOf.get(ids[i]!) ?? null }
+    })
+    const operationRows: Array<NewRow<Operation>> = []
+    parts.forEach((p, i) => {
+      const ops = p.operations ?? []
+      const opsPath = [...base, i, "operations"]
+      details.push(...sequenceRules(root, input, ops, opsPath))
+      ops.forEach((o, j) => {
+        const { cell_name, ...fields } = o
+        let cellId = o.cell_id ?? null
+        if (cellId !== null) refs.push({ table: "cells", id: cellId, path: [...opsPath, j, "cell_id"] })
+        else if (cell_name != null) {
+          cellId = cells.get(cell_name) ?? null
+          if (cellId === null) {
+            details.push(detail(root, input, [...opsPath, j, "cell_name"], "FK_CONSTRAINT", `cell named '${cell_name}' does not exist in this tenant`))
+          }
+        }
+        if (o.assigned_operator_id != null) {
+          refs.push({ table: "profiles", id: o.assigned_operator_id, path: [...opsPath, j, "assigned_operator_id"] })
+        }
+        operationRows.push({ ...fields, id: (o as { id?: string }).id ?? newId(), tenant_id: tenant.id, part_id: ids[i]!, cell_id: cellId })
+      })
+    })
+    return { parts: partRows, operations: operationRows, details, refs } satisfies NestedPlan
+  })

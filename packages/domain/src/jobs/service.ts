@@ -1,0 +1,156 @@
+// Jobs: nested create, list, read, update, soft delete (spec 4.1).
+import { Context, Effect, Layer } from "effect"
+import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
+import { decide, transitionTo } from "../lifecycle.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { checkReferences, ensureOwned } from "../references.ts"
+import { TenantStore } from "../tenants/store.ts"
+import { decodeInput, decodePatchInput, failIfAny } from "../validation.ts"
+import { renameAliases } from "../fields.ts"
+import { operationAliases } from "../operations/schema.ts"
+import type { Operation } from "../operations/schema.ts"
+import type { Part } from "../parts/schema.ts"
+import { jobMachine } from "./lifecycle.ts"
+import { planNested } from "./nested.ts"
+import { type Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
+import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
+import type { BadRequest } from "../errors.ts"
+
+export type JobCreated = JobDetail & {}
+
+type Services = CurrentTenant
+
+/** Applies input aliases at every level of a nested job (DECISIONS: aliases). */
+export const normalizeJobInput = (raw: unknown): unknown => {
+  const job = renameAliases(raw, jobAliases) as Record<string, unknown>
+  if (job === null || typeof job !== "object" || !Array.isArray(job.parts)) return job
+  return {
+    ...job,
+    parts: job.parts.map((p: unknown) => {
+      if (p === null || typeof p !== "object" || !Array.isArray((p as Record<string, unknown>).operations)) return p
+      const part = p as Record<string, unknown>
+      return { ...part, operations: (part.operations as Array<unknown>).map((o) => renameAliases(o, operationAliases)) }
+    })
+  }
+}
+
+const assemble = (job: Job, parts: ReadonlyArray<Part>, operations: ReadonlyArray<Operation>): JobDetail => ({
+  ...job,
+  parts: parts.map((p) => ({ ...p, operations: operations.filter((o) => o.part_id === p.id) }))
+})
+
+export class Jobs extends Context.Service<Jobs, {
+  /** Creates a job with its parts and operations in one transaction (spec 4.1 POST); emits job.created. */
+  readonly create: (input: unknown) => Effect.Effect<JobDetail, Conflict | ValidationFailed, Services>
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<JobWithParts>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<JobDetail, NotFound | Forbidden, Services>
+  /** PATCH: field updates; a status change must be a move of the job lifecycle (DECISIONS). */
+  readonly update: (
+    id: string,
+    input: unknown
+  ) => Effect.Effect<Job, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
+  /** Soft delete: the job disappears from queries and frees its number (spec 4.1, DECISIONS). */
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden, Services>
+}>()("mes/domain/Jobs") {
+  static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
+    const store = yield* JobStore
+    const tenants = yield* TenantStore
+    const references = yield* References
+    const tx = yield* Tx
+    const withRefs = Effect.provideService(References, references)
+    const decodeCreate = decodeInput(JobCreate, "job")
+    const decodePatch = decodePatchInput(JobPatch, "job")
+
+    const jobNumberConflict = (jobNumber: string) =>
+      new Conflict({ message: `job_number ${jobNumber} already exists`, field: "job_number" })
+
+    const create = (raw: unknown) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const input = normalizeJobInput(raw)
+        const decoded = yield* decodeCreate(input).pipe(
+          Effect.catchTag("ValidationFailed", (e) => {
+            // spec 7.4 / DECISIONS: a duplicate job_number is 409 even when other fields are invalid
+            const n = (input as { job_number?: unknown }).job_number
+            return typeof n === "string" && n.length > 0 && n.length <= 255
+              ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((taken) => Effect.fail(taken ? jobNumberConflict(n) : e)))
+              : Effect.fail(e)
+          })
+        )
+        const jobId = newId()
+        const plan = yield* planNested("job", input, jobId, decoded.parts)
+        const refs = [...plan.refs]
+        if (decoded.current_cell_id != null) refs.push({ table: "cells", id: decoded.current_cell_id, path: ["current_cell_id"] })
+        const refDetails = yield* checkReferences("job", input, refs)
+        if (yield* store.numberTaken(tenant.id, decoded.job_number)) return yield* jobNumberConflict(decoded.job_number)
+        yield* failIfAny("job", [...plan.details, ...refDetails])
+        const { parts: _parts, ...jobFields } = decoded
+        return yield* tx.transaction(Effect.gen(function*() {
+          const created = yield* store.insertNested({ ...jobFields, id: jobId, tenant_id: tenant.id }, plan.parts, plan.operations)
+          yield* tenants.countParts(tenant.id, plan.parts.length)
+          return assemble(created.job, created.parts, created.operations)
+        }))
+      }).pipe(withRefs)
+
+    const update = (id: string, raw: unknown) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        yield* ensureOwned("jobs", id)
+        const input = renameAliases(raw, jobAliases)
+        const patch = yield* decodePatch(input)
+        if (patch.current_cell_id != null) {
+          yield* failIfAny("job", yield* checkReferences("job", input, [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }]))
+        }
+        const { status, ...changes } = patch
+        if (status === undefined) {
+          const job = yield* store.update(tenant.id, id, changes)
+          if (job === undefined) return yield* new NotFound({ entity: "job", id })
+          return job
+        }
+        // A status change is a lifecycle move with its side effects, guarded in one statement.
+        const current = yield* store.get(tenant.id, id)
+        if (current === undefined) return yield* new NotFound({ entity: "job", id })
+        const move = transitionTo(jobMachine, current.status, status as JobStatus)
+        if (move === undefined) {
+          const refusal = jobMachine.find((t) => t.to === status)
+          return yield* (refusal === undefined
+            ? Effect.die("unreachable")
+            : Effect.fail(decide(jobMachine, "job", current.status, refusal.action) as InvalidStateTransition))
+        }
+        const job = yield* store.update(tenant.id, id, { ...changes, status: move.to }, move)
+        if (job === undefined) {
+          const now = yield* store.get(tenant.id, id)
+          if (now === undefined) return yield* new NotFound({ entity: "job", id })
+          return yield* Effect.fail(decide(jobMachine, "job", now.status, move.action) as InvalidStateTransition)
+        }
+        return job
+      }).pipe(withRefs)
+
+    return Jobs.of({
+      create,
+      list: (raw) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const q = yield* decodeListQuery(jobListSpec, raw)
+          return toPage(q)(yield* store.list(tenant.id, q))
+        }),
+      get: (id) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("jobs", id)
+          const job = yield* store.get(tenant.id, id)
+          if (job === undefined) return yield* new NotFound({ entity: "job", id })
+          return job
+        }).pipe(withRefs),
+      update,
+      remove: (id) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("jobs", id)
+          if (!(yield* store.softDelete(tenant.id, id))) return yield* new NotFound({ entity: "job", id })
+        }).pipe(withRefs)
+    })
+  }))
+}
+

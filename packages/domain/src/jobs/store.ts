@@ -1,0 +1,44 @@
+import { Context, type Effect } from "effect"
+import type { Conflict } from "../errors.ts"
+import type { Operation } from "../operations/schema.ts"
+import type { Part } from "../parts/schema.ts"
+import type { ListQuery, Slice } from "../query.ts"
+import type { Stamp } from "../lifecycle.ts"
+import type { Job, JobListSpec } from "./schema.ts"
+
+/** Column values for new rows: everything but the database's timestamps and defaults. */
+export type NewRow<T> = { readonly [K in keyof T]?: T[K] | null } & { readonly id: string; readonly tenant_id: string }
+
+export type JobWithParts = Job & { readonly parts: ReadonlyArray<Part> }
+export type JobDetail = Job & { readonly parts: ReadonlyArray<Part & { readonly operations: ReadonlyArray<Operation> }> }
+export type JobListQuery = ListQuery<JobListSpec["filters"], JobListSpec["sort"][number]>
+
+export interface GuardedMove {
+  readonly from: ReadonlyArray<string>
+  readonly stamps: Readonly<Record<string, Stamp>>
+  readonly effects?: ReadonlyArray<string> | undefined
+}
+
+export class JobStore extends Context.Service<JobStore, {
+  /** Inserts a job, its parts and their operations: one statement per level. */
+  readonly insertNested: (
+    job: NewRow<Job>,
+    parts: ReadonlyArray<NewRow<Part>>,
+    operations: ReadonlyArray<NewRow<Operation>>
+  ) => Effect.Effect<{ job: Job; parts: ReadonlyArray<Part>; operations: ReadonlyArray<Operation> }, Conflict>
+  readonly list: (tenantId: string, query: JobListQuery) => Effect.Effect<Slice<JobWithParts>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<JobDetail | undefined>
+  /**
+   * Updates columns; with a guard, only while status is one of `guard.from` (one statement),
+   * applying its timestamp stamps. Undefined when no row matched.
+   */
+  readonly update: (
+    tenantId: string,
+    id: string,
+    changes: Readonly<Record<string, unknown>>,
+    guard?: GuardedMove
+  ) => Effect.Effect<Job | undefined, Conflict>
+  readonly softDelete: (tenantId: string, id: string) => Effect.Effect<boolean>
+  /** True when a non-deleted job of the tenant has this number. */
+  readonly numberTaken: (tenantId: string, jobNumber: string) => Effect.Effect<boolean>
+}>()("mes/domain/JobStore") {}

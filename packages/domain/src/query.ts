@@ -1,0 +1,129 @@
+// List queries (spec 4.15): filters, sort/order and pagination decoded from query strings.
+// Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
+import { Effect } from "effect"
+import { BadRequest } from "./errors.ts"
+import { detail, failIfAny, type ValidationDetail } from "./validation.ts"
+
+export type FilterKind =
+  | { readonly kind: "text" }
+  | { readonly kind: "uuid" }
+  | { readonly kind: "int" }
+  | { readonly kind: "bool" }
+  | { readonly kind: "enum"; readonly values: ReadonlyArray<string> }
+
+export const text = { kind: "text" } as const
+export const uuid = { kind: "uuid" } as const
+export const int = { kind: "int" } as const
+export const bool = { kind: "bool" } as const
+export const oneOf = (values: ReadonlyArray<string>) => ({ kind: "enum", values }) as const
+
+export interface ListSpec<F extends Record<string, FilterKind>, S extends string> {
+  readonly filters: F
+  readonly sort: ReadonlyArray<S>
+  readonly defaultSort: S
+  readonly defaultOrder?: "asc" | "desc"
+  /** Other names accepted for a query key, e.g. `sort_by` for `sort`. */
+  readonly aliases?: Readonly<Record<string, string>>
+}
+
+type FilterValue<K extends FilterKind> = K extends { kind: "int" } ? number
+  : K extends { kind: "bool" } ? boolean
+  : string
+
+export interface ListQuery<F extends Record<string, FilterKind>, S extends string> {
+  readonly filters: { readonly [k in keyof F]?: FilterValue<F[k]> }
+  readonly sort: S
+  readonly order: "asc" | "desc"
+  readonly limit: number
+  readonly offset: number
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const INT_RE = /^-?\d+$/
+
+export const isUuid = (s: string) => UUID_RE.test(s)
+
+/** Decodes a `?id=` parameter: missing is 422, not a UUID is 400. */
+export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>
+  Effect.gen(function*() {
+    const id = raw[name]
+    if (id === undefined || id === "") {
+      return yield* failIfAny("query", [
+        { field: name, message: `query parameter ${name} is required`, value: null, constraint: "NOT_NULL", entityType: "query", entityIndex: 0 }
+      ]).pipe(Effect.as(""))
+    }
+    if (!isUuid(id)) return yield* new BadRequest({ message: `query parameter ${name} must be a UUID` })
+    return id.toLowerCase()
+  })
+
+const parseInt10 = (name: string, v: string) =>
+  INT_RE.test(v.trim()) ? Effect.succeed(Number(v)) : Effect.fail(new BadRequest({ message: `query parameter ${name} must be an integer` }))
+
+export const decodeListQuery = <F extends Record<string, FilterKind>, S extends string>(
+  spec: ListSpec<F, S>,
+  input: Readonly<Record<string, string>>
+): Effect.Effect<ListQuery<F, S>, BadRequest | import("./errors.ts").ValidationFailed> =>
+  Effect.gen(function*() {
+    const raw: Record<string, string> = { ...input }
+    for (const [alias, canonical] of Object.entries(spec.aliases ?? {})) {
+      if (raw[alias] !== undefined && raw[canonical] === undefined) raw[canonical] = raw[alias]
+    }
+    const details: Array<ValidationDetail> = []
+    const bad = (field: string, constraint: ValidationDetail["constraint"], message: string, value: unknown) =>
+      details.push(detail("query", {}, [field], constraint, message, value))
+
+    const limit = raw.limit === undefined ? 100 : yield* parseInt10("limit", raw.limit)
+    const offset = raw.offset === undefined ? 0 : yield* parseInt10("offset", raw.offset)
+    if (limit < 1) bad("limit", "MIN_VALUE", "limit must be at least 1", limit)
+    if (limit > 1000) bad("limit", "MAX_VALUE", "limit must be at most 1000", limit)
+    if (offset < 0) bad("offset", "MIN_VALUE", "offset must be at least 0", offset)
+
+    const filters: Record<string, unknown> = {}
+    for (const [name, kind] of Object.entries(spec.filters)) {
+      const v = raw[name]
+      if (v === undefined || v === "") continue
+      switch (kind.kind) {
+        case "text":
+          filters[name] = v
+          break
+        case "uuid":
+          if (!isUuid(v)) return yield* new BadRequest({ message: `query parameter ${name} must be a UUID` })
+          filters[name] = v.toLowerCase()
+          break
+        case "int":
+          filters[name] = yield* parseInt10(name, v)
+          break
+        case "bool":
+          if (v !== "true" && v !== "false") return yield* new BadRequest({ message: `query parameter ${name} must be true or false` })
+          filters[name] = v === "true"
+          break
+        case "enum":
+          if (!kind.values.includes(v)) bad(name, "ENUM_CONSTRAINT", `${name} must be one of: ${kind.values.join(", ")}`, v)
+          else filters[name] = v
+      }
+    }
+    const sort = (raw.sort ?? spec.defaultSort) as S
+    if (!spec.sort.includes(sort)) bad("sort", "ENUM_CONSTRAINT", `sort must be one of: ${spec.sort.join(", ")}`, sort)
+    const order = raw.order ?? spec.defaultOrder ?? "desc"
+    if (order !== "asc" && order !== "desc") bad("order", "ENUM_CONSTRAINT", "order must be one of: asc, desc", order)
+    yield* failIfAny("query", details)
+    return { filters: filters as ListQuery<F, S>["filters"], sort, order: order as "asc" | "desc", limit, offset }
+  })
+
+/** What a store returns for a list: one page of rows and the total matching. */
+export interface Slice<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly total: number
+}
+
+/** A slice with the limit and offset that produced it (spec 4.15 pagination). */
+export interface Page<A> extends Slice<A> {
+  readonly limit: number
+  readonly offset: number
+}
+
+export const toPage = (q: { readonly limit: number; readonly offset: number }) => <A>(s: Slice<A>): Page<A> => ({
+  ...s,
+  limit: q.limit,
+  offset: q.offset
+})

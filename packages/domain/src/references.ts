@@ -1,0 +1,52 @@
+// Tenant rules: every reference resolves inside the caller's tenant (spec 2.3, 5.6).
+// A missing or foreign id is a 422 FK_CONSTRAINT detail, never a stored link (DECISIONS).
+import { Effect } from "effect"
+import { Forbidden, NotFound } from "./errors.ts"
+import { CurrentTenant, References, type ReferenceTable } from "./ports.ts"
+import { detail, type Path, type ValidationDetail } from "./validation.ts"
+
+export interface Reference {
+  readonly table: ReferenceTable
+  readonly id: string
+  readonly path: Path
+}
+
+const label: Record<ReferenceTable, string> = {
+  jobs: "job",
+  parts: "part",
+  operations: "operation",
+  cells: "cell",
+  profiles: "profile",
+  time_entries: "time entry"
+}
+
+/** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */
+export const checkReferences = (root: string, input: unknown, refs: ReadonlyArray<Reference>) =>
+  Effect.gen(function*() {
+    if (refs.length === 0) return [] as Array<ValidationDetail>
+    const tenant = yield* CurrentTenant
+    const references = yield* References
+    const tables = [...new Set(refs.map((r) => r.table))]
+    const owners = new Map(
+      yield* Effect.forEach(tables, (t) =>
+        references.owners(t, [...new Set(refs.filter((r) => r.table === t).map((r) => r.id))]).pipe(
+          Effect.map((m) => [t, m] as const)
+        ), { concurrency: "unbounded" })
+    )
+    return refs.flatMap((r): Array<ValidationDetail> => {
+      const owner = owners.get(r.table)?.get(r.id)
+      if (owner === tenant.id) return []
+      return [detail(root, input, r.path, "FK_CONSTRAINT", `${label[r.table]} ${r.id} does not exist in this tenant`, r.id)]
+    })
+  })
+
+/** 404 when no tenant has the record, 403 when another tenant does (spec 5.6, 7.4). */
+export const ensureOwned = (table: ReferenceTable, id: string) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    const owner = yield* (yield* References).ownerOf(table, id)
+    if (owner === undefined) return yield* new NotFound({ entity: label[table], id })
+    if (owner !== tenant.id) {
+      return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
+    }
+  })

@@ -1,0 +1,68 @@
+// Tenant bootstrap and API-key authentication (spec 5; DECISIONS: process and bootstrap).
+import { Context, Effect, Layer } from "effect"
+import { NotFound, Unauthorized } from "../errors.ts"
+import { newId, Tx } from "../ports.ts"
+import { constantTimeEqual, generateApiKey, KEY_PATTERN, keyPrefix, sha256Hex } from "./keys.ts"
+import type { Plan, Tenant } from "./schema.ts"
+import { TenantStore } from "./store.ts"
+
+export interface Caller {
+  readonly tenantId: string
+  readonly plan: Plan
+}
+
+const INVALID_KEY = "Invalid or missing API key"
+
+export class Tenants extends Context.Service<Tenants, {
+  /** Creates an active tenant with a first live API key; returns the key in clear, once. */
+  readonly create: (input: { name: string; plan?: Plan }) => Effect.Effect<{ tenant: Tenant; apiKey: string }>
+  /** Issues another key for the tenant; `svc_test_` when test is true. */
+  readonly createKey: (tenantId: string, options?: { test?: boolean; name?: string }) => Effect.Effect<string, NotFound>
+  readonly get: (tenantId: string) => Effect.Effect<Tenant, NotFound>
+  /** Resolves a presented key to its tenant, or Unauthorized (spec 5.7). */
+  readonly authenticate: (key: string) => Effect.Effect<Caller, Unauthorized>
+}>()("mes/domain/Tenants") {
+  static readonly layer = Layer.effect(Tenants, Effect.gen(function*() {
+    const store = yield* TenantStore
+    const tx = yield* Tx
+
+    const issueKey = (tenantId: string, environment: "live" | "test", name: string | null) =>
+      Effect.gen(function*() {
+        const key = generateApiKey(environment)
+        const hash = yield* Effect.promise(() => sha256Hex(key))
+        yield* store.insertKey({ id: newId(), tenant_id: tenantId, key_prefix: keyPrefix(key), key_hash: hash, environment, name })
+        return key
+      })
+
+    const get = (tenantId: string) =>
+      store.get(tenantId).pipe(
+        Effect.flatMap((t) => (t === undefined ? Effect.fail(new NotFound({ entity: "tenant", id: tenantId })) : Effect.succeed(t)))
+      )
+
+    return Tenants.of({
+      create: ({ name, plan }) =>
+        tx.transaction(Effect.gen(function*() {
+          const tenant = yield* store.insert({ id: newId(), name, plan: plan ?? "free" })
+          const apiKey = yield* issueKey(tenant.id, "live", "initial")
+          return { tenant, apiKey }
+        })),
+      createKey: (tenantId, options = {}) =>
+        get(tenantId).pipe(Effect.andThen(issueKey(tenantId, options.test ? "test" : "live", options.name ?? null))),
+      get,
+      authenticate: (key) =>
+        Effect.gen(function*() {
+          if (!KEY_PATTERN.test(key)) return yield* new Unauthorized({ message: INVALID_KEY })
+          const hash = yield* Effect.promise(() => sha256Hex(key))
+          const candidates = yield* store.keysByPrefix(keyPrefix(key))
+          let match: Caller | undefined
+          for (const c of candidates) {
+            if (constantTimeEqual(c.key_hash, hash) && c.tenant_status === "active") {
+              match = { tenantId: c.tenant_id, plan: c.plan }
+            }
+          }
+          if (match === undefined) return yield* new Unauthorized({ message: INVALID_KEY })
+          return match
+        })
+    })
+  }))
+}

@@ -1,0 +1,250 @@
+// The validation-detail builder (spec 7.3): turns schema failures and rule checks into
+// `{field, message, value, constraint, entityType, entityIndex}` items, all at once.
+import { Effect, Exit, Schema, SchemaAST, SchemaIssue } from "effect"
+import { ValidationFailed } from "./errors.ts"
+
+export type Constraint =
+  | "NOT_NULL"
+  | "FK_CONSTRAINT"
+  | "FK_REQUIRED"
+  | "UUID_FORMAT"
+  | "TYPE_MISMATCH"
+  | "MIN_VALUE"
+  | "MAX_VALUE"
+  | "MIN_LENGTH"
+  | "MAX_LENGTH"
+  | "PATTERN_MISMATCH"
+  | "ENUM_CONSTRAINT"
+  | "DATE_FORMAT"
+  | "UNIQUE_CONSTRAINT"
+  | "CIRCULAR_REFERENCE"
+
+export interface ValidationDetail {
+  readonly field: string
+  readonly message: string
+  readonly value: unknown
+  readonly constraint: Constraint
+  readonly entityType: string
+  readonly entityIndex: number
+}
+
+export type Path = ReadonlyArray<string | number>
+
+/** `["parts", 0, "operations", 1, "sequence"]` → `parts[0].operations[1].sequence` */
+export const formatPath = (path: Path): string =>
+  path.reduce<string>(
+    (acc, k) => (typeof k === "number" ? `${acc}[${k}]` : acc === "" ? k : `${acc}.${k}`),
+    ""
+  )
+
+// Nested arrays name the entity of their items (spec 7.3 entityType).
+const childEntity: Record<string, string> = { parts: "part", operations: "operation", items: "item" }
+
+const entityOf = (root: string, path: Path): { entityType: string; entityIndex: number } => {
+  let entityType = root
+  let entityIndex = 0
+  for (let i = 0; i < path.length - 1; i++) {
+    const k = path[i]
+    const next = path[i + 1]
+    if (typeof k === "string" && typeof next === "number") {
+      entityType = childEntity[k] ?? entityType
+      entityIndex = next
+    }
+  }
+  return { entityType, entityIndex }
+}
+
+const valueAt = (input: unknown, path: Path): unknown => {
+  let v: unknown = input
+  for (const k of path) {
+    if (v === null || typeof v !== "object") return undefined
+    v = (v as Record<string | number, unknown>)[k]
+  }
+  return v === undefined ? null : v
+}
+
+/** One detail for a rule the schema cannot express (uniqueness, references, ...). */
+export const detail = (
+  root: string,
+  input: unknown,
+  path: Path,
+  constraint: Constraint,
+  message: string,
+  value: unknown = valueAt(input, path)
+): ValidationDetail => ({ field: formatPath(path), message, value, constraint, ...entityOf(root, path) })
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+export const validationFailed = (root: string, details: ReadonlyArray<ValidationDetail>) =>
+  new ValidationFailed({
+    message: `Validation failed for ${root}: ${plural(details.length, "error")}`,
+    details
+  })
+
+/** Fails with ValidationFailed when there are details. */
+export const failIfAny = (root: string, details: ReadonlyArray<ValidationDetail>) =>
+  details.length === 0 ? Effect.void : Effect.fail(validationFailed(root, details))
+
+const filterConstraint: Record<string, Constraint> = {
+  "effect/schema/isMinLength": "MIN_LENGTH",
+  "effect/schema/isMaxLength": "MAX_LENGTH",
+  "effect/schema/isLengthBetween": "MAX_LENGTH",
+  "effect/schema/isGreaterThanOrEqualTo": "MIN_VALUE",
+  "effect/schema/isGreaterThan": "MIN_VALUE",
+  "effect/schema/isLessThanOrEqualTo": "MAX_VALUE",
+  "effect/schema/isLessThan": "MAX_VALUE",
+  "effect/schema/isBetween": "MAX_VALUE",
+  "effect/schema/isInt": "TYPE_MISMATCH",
+  "effect/schema/isFinite": "TYPE_MISMATCH",
+  "effect/schema/isUUID": "UUID_FORMAT",
+  "effect/schema/isPattern": "PATTERN_MISMATCH",
+  "mes/isIsoDate": "DATE_FORMAT",
+  "mes/isIsoTimestamp": "DATE_FORMAT",
+  "mes/isHttpUrl": "PATTERN_MISMATCH"
+}
+
+const isLiteralUnion = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isUnion(ast) && ast.types.every((t) => SchemaAST.isLiteral(t))
+
+const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v)
+
+const leafFor = (
+  issue: SchemaIssue.Issue,
+  value: unknown,
+  name: string
+): { constraint: Constraint; message: string } => {
+  switch (issue._tag) {
+    case "MissingKey":
+      return { constraint: "NOT_NULL", message: `${name} is required` }
+    case "InvalidType":
+      return value === null || value === undefined
+        ? { constraint: "NOT_NULL", message: `${name} is required` }
+        : { constraint: "TYPE_MISMATCH", message: `${name} must be ${expected(issue.ast)}, got ${describe(value)}` }
+    case "AnyOf": {
+      if (isLiteralUnion(issue.ast)) {
+        const allowed = (issue.ast as SchemaAST.Union).types.map((t) => String((t as SchemaAST.Literal).literal))
+        return { constraint: "ENUM_CONSTRAINT", message: `${name} must be one of: ${allowed.join(", ")}` }
+      }
+      return value === null
+        ? { constraint: "NOT_NULL", message: `${name} must not be null` }
+        : { constraint: "TYPE_MISMATCH", message: `${name} has an invalid type (${describe(value)})` }
+    }
+    default:
+      return { constraint: "TYPE_MISMATCH", message: `${name} is invalid` }
+  }
+}
+
+const expected = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "String":
+      return "a string"
+    case "Number":
+      return "a number"
+    case "Boolean":
+      return "a boolean"
+    case "Arrays":
+      return "an array"
+    case "Objects":
+      return "an object"
+    default:
+      return "of another type"
+  }
+}
+
+const filterMessage = (constraint: Constraint, name: string, payload: Record<string, unknown> | undefined): string => {
+  const p = payload ?? {}
+  switch (constraint) {
+    case "MIN_LENGTH":
+      return `${name} must have a length of at least ${p.minLength}`
+    case "MAX_LENGTH":
+      return `${name} must have a length of at most ${p.maxLength}`
+    case "MIN_VALUE":
+      return `${name} must be at least ${p.minimum}`
+    case "MAX_VALUE":
+      return `${name} must be at most ${p.maximum}`
+    case "UUID_FORMAT":
+      return `${name} must be a UUID`
+    case "DATE_FORMAT":
+      return `${name} must be an ISO 8601 date`
+    case "TYPE_MISMATCH":
+      return `${name} must be an integer`
+    default:
+      return `${name} has an invalid format`
+  }
+}
+
+/** Walks a schema issue tree into spec 7.3 details (every leaf, not only the first). */
+export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Issue): Array<ValidationDetail> => {
+  const out: Array<ValidationDetail> = []
+  const walk = (i: SchemaIssue.Issue, path: Path): void => {
+    switch (i._tag) {
+      case "Pointer":
+        return walk(i.issue, [...path, ...(i.path as ReadonlyArray<string | number>)])
+      case "Composite":
+        return i.issues.forEach((c) => walk(c, path))
+      case "Encoding":
+        return walk(i.issue, path)
+      case "Filter": {
+        const rep = (i.filter.annotations as { representation?: { id?: string; payload?: Record<string, unknown> } })
+          ?.representation
+        const constraint = filterConstraint[rep?.id ?? ""] ?? "PATTERN_MISMATCH"
+        const name = formatPath(path) || root
+        const custom = (i.filter.annotations as { message?: string } | undefined)?.message
+        out.push(detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep?.payload)))
+        return
+      }
+      case "AnyOf":
+        if (!isLiteralUnion(i.ast) && i.issues.length > 0) return i.issues.forEach((c) => walk(c, path))
+      // falls through: a literal union (enum) is one leaf
+      default: {
+        const name = formatPath(path) || root
+        const v = valueAt(input, path)
+        const { constraint, message } = leafFor(i, v, name)
+        out.push(detail(root, input, path, constraint, message, v))
+      }
+    }
+  }
+  walk(issue, [])
+  // A nullable member's failures repeat per member; keep one detail per (field, constraint).
+  const seen = new Set<string>()
+  return out.filter((d) => {
+    const key = `${d.field}|${d.constraint}`
+    return seen.has(key) ? false : (seen.add(key), true)
+  })
+}
+
+/** Decodes a PATCH body: the schema's fields only, unknown keys are errors. */
+export const decodePatchInput = <S extends Schema.Struct<any> & { readonly DecodingServices: never }>(schema: S, root: string) =>
+  decodeInput(schema, root, { onlyKeys: Object.keys(schema.fields) })
+
+/**
+ * Decodes untrusted input against a schema, collecting every problem as spec 7.3 details.
+ * The input must be a JSON object.
+ */
+export const decodeInput = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  schema: S,
+  root: string,
+  options: { readonly onlyKeys?: ReadonlyArray<string> } = {}
+) => {
+  const decode = Schema.decodeUnknownExit(schema as any)
+  return (input: unknown): Effect.Effect<S["Type"], ValidationFailed> => {
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      return Effect.fail(
+        validationFailed(root, [
+          { field: "", message: `Request body must be a JSON object`, value: input ?? null, constraint: "TYPE_MISMATCH", entityType: root, entityIndex: 0 }
+        ])
+      )
+    }
+    // PATCH bodies may only name updatable fields (spec 4.1-4.3 "allowed fields")
+    const extra = options.onlyKeys === undefined
+      ? []
+      : Object.keys(input).filter((k) => !options.onlyKeys!.includes(k)).map((k) =>
+        detail(root, input, [k], "ENUM_CONSTRAINT", `${k} cannot be updated; updatable fields: ${options.onlyKeys!.join(", ")}`)
+      )
+    const exit = decode(input, { errors: "all" }) as Exit.Exit<S["Type"], Schema.SchemaError>
+    if (Exit.isSuccess(exit)) return extra.length === 0 ? Effect.succeed(exit.value) : Effect.fail(validationFailed(root, extra))
+    const err = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: Schema.SchemaError } | undefined
+    if (err === undefined) return Effect.die(exit.cause)
+    return Effect.fail(validationFailed(root, [...extra, ...issueDetails(root, input, err.error.issue)]))
+  }
+}
