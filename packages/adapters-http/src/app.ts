@@ -3,12 +3,20 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { cellHandlers } from "./handlers/api-cells.ts"
 import { jobHandlers } from "./handlers/api-jobs.ts"
+import { operationHandlers } from "./handlers/api-operations.ts"
+import { partHandlers } from "./handlers/api-parts.ts"
+import { profileHandlers } from "./handlers/api-profiles.ts"
 import { docs, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
   return {
-    ...(yield* jobHandlers)
+    ...(yield* jobHandlers),
+    ...(yield* partHandlers),
+    ...(yield* operationHandlers),
+    ...(yield* cellHandlers),
+    ...(yield* profileHandlers)
   }
 })
 

@@ -38,9 +38,10 @@ export class InvalidStateTransition extends Data.TaggedError("InvalidStateTransi
   readonly action: string
 }> {
   override get message() {
-    return `Cannot ${this.action} ${this.entity}: status is '${this.current}', must be ${
-      this.required.map((s) => `'${s}'`).join(" or ")
-    }`
+    const required = this.required.length === 0
+      ? "no status allows it"
+      : `must be ${this.required.map((s) => `'${s}'`).join(" or ")}`
+    return `Cannot ${this.action} ${this.entity}: status is '${this.current}', ${required}`
   }
 }
 

@@ -30,5 +30,22 @@ export const decide = <S extends string, A extends string>(
 }
 
 /** The transition a PATCH to `target` means from `current`, or undefined when none leads there. */
-export const transitionTo = <S extends string, A extends string>(machine: Machine<S, A>, current: S, target: S) =>
-  machine.find((t) => t.to === target && t.from.includes(current))
+export const transitionTo = <S extends string, A extends string>(machine: Machine<S, A>, current: S, target: S) => {
+  const candidates = machine.filter((t) => t.to === target && t.from.includes(current))
+  // the most specific row wins: on_hold → in_progress is a resume, not a start
+  return candidates.sort((a, b) => a.from.length - b.from.length)[0]
+}
+
+/** The refusal for a PATCH to `target`: names the current status and those a move to target needs. */
+export const refuseMove = <S extends string, A extends string>(
+  machine: Machine<S, A>,
+  entity: string,
+  current: S,
+  target: S
+): InvalidStateTransition =>
+  new InvalidStateTransition({
+    entity,
+    current,
+    required: [...new Set(machine.filter((t) => t.to === target).flatMap((t) => t.from))],
+    action: `set status to '${target}' on`
+  })

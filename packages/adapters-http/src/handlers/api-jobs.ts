@@ -1,8 +1,8 @@
 // /api-jobs (spec 4.1): thin handlers over the Jobs use cases.
 import { Effect } from "effect"
-import { type JobDetail, Jobs, requireId } from "@mes/domain"
+import { type JobDetail, Jobs, requireId, Sync } from "@mes/domain"
 import { ok, type Handlers } from "../server.ts"
-import { listReply } from "./shared.ts"
+import { listReply, syncReply } from "./shared.ts"
 
 /** DECISIONS: job create answers data.job plus the spec's flat form (job_id, parts[].part_id ...). */
 const created = (job: JobDetail) => ({
@@ -18,6 +18,7 @@ const created = (job: JobDetail) => ({
 
 export const jobHandlers = Effect.gen(function*() {
   const jobs = yield* Jobs
+  const sync = yield* Sync
   return {
     "jobs.list": ({ query }) =>
       query.id !== undefined
@@ -27,6 +28,8 @@ export const jobHandlers = Effect.gen(function*() {
     "jobs.update": ({ query, body }) =>
       requireId(query).pipe(Effect.flatMap((id) => jobs.update(id, body)), Effect.map((job) => ok({ job }))),
     "jobs.remove": ({ query }) =>
-      requireId(query).pipe(Effect.flatMap((id) => jobs.remove(id).pipe(Effect.as(ok({ id, deleted: true })))))
+      requireId(query).pipe(Effect.flatMap((id) => jobs.remove(id).pipe(Effect.as(ok({ id, deleted: true }))))),
+    "jobs.sync": ({ body }) => sync.job(body).pipe(Effect.map(syncReply)),
+    "jobs.bulkSync": ({ body }) => sync.bulk("jobs", body).pipe(Effect.map((r) => ok(r)))
   } satisfies Handlers<never>
 })

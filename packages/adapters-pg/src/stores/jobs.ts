@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Job, type JobDetail, type JobListQuery, JobStore, type JobWithParts, type Operation, type Part, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { insertRows, updateRow, upsertRows } from "../rows.ts"
 import { contains, orderBy, uuidArray } from "./common.ts"
 
 export const jobDefaults = { status: "'not_started'", priority: "0" }
@@ -105,6 +105,16 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         Effect.map((rows) => rows.length > 0),
         die
       ),
+
+    upsert: (job) =>
+      upsertRows<Job>(sql, "jobs", [job], jobDefaults, { predicate: "deleted_at IS NULL AND external_id IS NOT NULL" }).pipe(
+        Effect.map((rows) => rows[0]!),
+        mapConstraints
+      ),
+
+    byExternalId: (tenantId, source, externalId) =>
+      sql<Job>`SELECT * FROM jobs WHERE tenant_id = ${tenantId} AND external_source = ${source}
+        AND external_id = ${externalId} AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), die),
 
     numberTaken: (tenantId, jobNumber) =>
       sql`SELECT 1 FROM jobs WHERE tenant_id = ${tenantId} AND job_number = ${jobNumber} AND deleted_at IS NULL`.pipe(

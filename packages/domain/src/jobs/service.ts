@@ -1,7 +1,7 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
 import { Context, Effect, Layer } from "effect"
 import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { decide, transitionTo } from "../lifecycle.ts"
+import { refuseMove, transitionTo } from "../lifecycle.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
 import { checkReferences, ensureOwned } from "../references.ts"
@@ -112,17 +112,12 @@ export class Jobs extends Context.Service<Jobs, {
         const current = yield* store.get(tenant.id, id)
         if (current === undefined) return yield* new NotFound({ entity: "job", id })
         const move = transitionTo(jobMachine, current.status, status as JobStatus)
-        if (move === undefined) {
-          const refusal = jobMachine.find((t) => t.to === status)
-          return yield* (refusal === undefined
-            ? Effect.die("unreachable")
-            : Effect.fail(decide(jobMachine, "job", current.status, refusal.action) as InvalidStateTransition))
-        }
+        if (move === undefined) return yield* refuseMove(jobMachine, "job", current.status, status)
         const job = yield* store.update(tenant.id, id, { ...changes, status: move.to }, move)
         if (job === undefined) {
           const now = yield* store.get(tenant.id, id)
           if (now === undefined) return yield* new NotFound({ entity: "job", id })
-          return yield* Effect.fail(decide(jobMachine, "job", now.status, move.action) as InvalidStateTransition)
+          return yield* refuseMove(jobMachine, "job", now.status, status)
         }
         return job
       }).pipe(withRefs)

@@ -39,6 +39,10 @@ export class JobStore extends Context.Service<JobStore, {
     guard?: GuardedMove
   ) => Effect.Effect<Job | undefined, Conflict>
   readonly softDelete: (tenantId: string, id: string) => Effect.Effect<boolean>
+  /** Inserts or updates a job by (external_source, external_id) among non-deleted jobs. */
+  readonly upsert: (job: NewRow<Job>) => Effect.Effect<{ readonly row: Job; readonly inserted: boolean }, Conflict>
+  /** The non-deleted job with this external key. */
+  readonly byExternalId: (tenantId: string, source: string, externalId: string) => Effect.Effect<Job | undefined>
   /** True when a non-deleted job of the tenant has this number. */
   readonly numberTaken: (tenantId: string, jobNumber: string) => Effect.Effect<boolean>
 }>()("mes/domain/JobStore") {}

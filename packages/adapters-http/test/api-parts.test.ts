@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { client, type Harness, nestedJob, startServer } from "./harness.ts"
+
+let h: Harness
+let api: ReturnType<typeof client>
+let other: ReturnType<typeof client>
+let jobId: string
+let tenantA: string
+
+beforeAll(async () => {
+  h = await startServer()
+  const a = await h.tenant("A")
+  tenantA = a.tenantId
+  api = client(h.url, a.key)
+  other = client(h.url, (await h.tenant("B")).key)
+  const res = await api.post("/api-jobs", nestedJob("PJ-1", 1, 2))
+  jobId = res.body.data.job_id
+})
+afterAll(() => h.close())
+
+const newPart = (extra: Record<string, unknown> = {}) => api.post("/api-parts", { job_id: jobId, part_number: `SP-${Math.random()}`, quantity: 3, ...extra })
+
+describe("POST /api-parts", () => {
+  it("creates a standalone part with every optional field and counts it for the tenant", async () => {
+    const before = (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+    const res = await newPart({
+      part_number: "BRACKET-7",
+      material: "S355",
+      description: "bracket",
+      drawing_no: "DRW-7",
+      cnc_program_name: "PRG7",
+      is_bullet_card: true,
+      material_lot: "LOT-1",
+      material_supplier: "Steelco",
+      material_cert_number: "CERT-9",
+      drawing_url: "https://example.com/d.pdf",
+      step_file_url: "https://example.com/d.step",
+      notes: "n",
+      metadata: { a: 1 },
+      file_paths: ["/a", "/b"],
+      parent_part_number: "P-1"
+    })
+    expect(res.status).toBe(201)
+    const part = res.body.data.part
+    expect(part).toMatchObject({ job_id: jobId, part_number: "BRACKET-7", quantity: 3, is_bullet_card: true, status: "not_started", metadata: { a: 1 }, file_paths: ["/a", "/b"] })
+    const parents = await api.get(`/api-parts?job_id=${jobId}&part_number=P-1`)
+    expect(part.parent_part_id).toBe(parents.body.data.parts[0].id)
+    const after = (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+    expect(after).toBe(before + 1)
+  })
+
+  it("refuses a duplicate part_number in the job with 409", async () => {
+    const res = await newPart({ part_number: "P-1" })
+    expect(res.status).toBe(409)
+    expect(res.body.error.code).toBe("CONFLICT")
+  })
+
+  it("answers 422 FK_CONSTRAINT for a job of another tenant or none, and for a parent outside the job", async () => {
+    const foreign = await other.post("/api-jobs", nestedJob("B-1"))
+    const res = await newPart({ job_id: foreign.body.data.job_id })
+    expect(res.status).toBe(422)
+    expect(res.body.error.details[0]).toMatchObject({ field: "job_id", constraint: "FK_CONSTRAINT" })
+    const otherJob = await api.post("/api-jobs", nestedJob("PJ-2"))
+    const res2 = await newPart({ parent_part_id: otherJob.body.data.parts[0].part_id })
+    expect(res2.status).toBe(422)
+    expect(res2.body.error.details[0]).toMatchObject({ field: "parent_part_id", constraint: "FK_CONSTRAINT" })
+  })
+
+  it("collects every validation error of a bad body", async () => {
+    const res = await api.post("/api-parts", { job_id: "nope", quantity: 0, drawing_no: "x".repeat(256) })
+    expect(res.status).toBe(422)
+    const byField = Object.fromEntries(res.body.error.details.map((d: any) => [d.field, d.constraint]))
+    expect(byField).toEqual({ job_id: "UUID_FORMAT", part_number: "NOT_NULL", quantity: "MIN_VALUE", drawing_no: "MAX_LENGTH" })
+    expect(res.body.error.message).toContain("4 errors")
+  })
+})
+
+describe("GET /api-parts", () => {
+  it("filters by job, job_number, part_number, material, material_lot, status and search, with pagination", async () => {
+    await newPart({ part_number: "FLT-A", material: "ALU", material_lot: "L-77", notes: "needle in haystack" })
+    await newPart({ part_number: "FLT-B", material: "ALU", material_lot: "L-78" })
+    const check = async (q: string, expected: Array<string>) => {
+      const res = await api.get(`/api-parts?${q}&sort=part_number&order=asc`)
+      expect(res.status).toBe(200)
+      expect(res.body.data.parts.map((p: any) => p.part_number)).toEqual(expected)
+    }
+    await check("material=ALU", ["FLT-A", "FLT-B"])
+    await check("material=alu", [])
+    await check("material_lot=L-77", ["FLT-A"])
+    await check("part_number=flt", ["FLT-A", "FLT-B"])
+    await check("search=HAYSTACK", ["FLT-A"])
+    await check(`job_id=${jobId}&part_number=FLT`, ["FLT-A", "FLT-B"])
+    await check("job_number=pj-1&part_number=flt", ["FLT-A", "FLT-B"])
+    await check("job_number=nomatch", [])
+    const page = await api.get(`/api-parts?job_id=${jobId}&limit=2&offset=1&sort=part_number`)
+    expect(page.body.data.pagination).toMatchObject({ limit: 2, offset: 1 })
+    expect(page.body.data.pagination.total).toBeGreaterThanOrEqual(4)
+    expect(page.body.data.parts).toHaveLength(2)
+    expect((await api.get("/api-parts?status=bogus")).status).toBe(422)
+    expect((await api.get("/api-parts?sort=bogus")).status).toBe(422)
+  })
+
+  it("reads one part by id, 403 for another tenant, 404 for an unknown id", async () => {
+    const p = (await newPart()).body.data.part
+    expect((await api.get(`/api-parts?id=${p.id}`)).body.data.part.id).toBe(p.id)
+    expect((await other.get(`/api-parts?id=${p.id}`)).status).toBe(403)
+    expect((await api.get(`/api-parts?id=${crypto.randomUUID()}`)).status).toBe(404)
+    expect((await api.get(`/api-parts?id=nope`)).status).toBe(400)
+    expect((await other.get(`/api-parts?job_id=${jobId}`)).body.data.parts).toEqual([])
+  })
+})
+
+describe("PATCH /api-parts", () => {
+  it("updates fields and refuses tenant_id, id and created_at", async () => {
+    const p = (await newPart()).body.data.part
+    const res = await api.patch(`/api-parts?id=${p.id}`, { quantity: 9, material: "S235", status: "in_progress" })
+    expect(res.status).toBe(200)
+    expect(res.body.data.part).toMatchObject({ quantity: 9, material: "S235", status: "in_progress" })
+    const bad = await api.patch(`/api-parts?id=${p.id}`, { id: crypto.randomUUID(), tenant_id: crypto.randomUUID(), created_at: "2020-01-01" })
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details.map((d: any) => d.field).sort()).toEqual(["created_at", "id", "tenant_id"])
+  })
+
+  it("refuses a part as its own parent and parent cycles with CIRCULAR_REFERENCE", async () => {
+    const a = (await newPart()).body.data.part
+    const b = (await newPart({ parent_part_id: a.id })).body.data.part
+    const self = await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: a.id })
+    expect(self.status).toBe(422)
+    expect(self.body.error.details[0].constraint).toBe("CIRCULAR_REFERENCE")
+    const cycle = await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: b.id })
+    expect(cycle.status).toBe(422)
+    expect(cycle.body.error.details[0].constraint).toBe("CIRCULAR_REFERENCE")
+  })
+
+  it("answers 403 for another tenant's part before validating the body", async () => {
+    const p = (await newPart()).body.data.part
+    const res = await other.patch(`/api-parts?id=${p.id}`, { quantity: 0 })
+    expect(res.status).toBe(403)
+    expect(res.body.error.code).toBe("FORBIDDEN")
+  })
+})
+
+describe("DELETE /api-parts", () => {
+  it("deletes a part with its operations", async () => {
+    const job = (await api.post("/api-jobs", nestedJob("PJ-DEL", 1, 3))).body.data
+    const partId = job.parts[0].part_id
+    const res = await api.delete(`/api-parts?id=${partId}`)
+    expect(res.status).toBe(200)
+    expect(res.body.data).toEqual({ id: partId, deleted: true })
+    expect((await api.get(`/api-operations?part_id=${partId}`)).body.data.operations).toEqual([])
+    expect((await api.get(`/api-parts?id=${partId}`)).status).toBe(404)
+  })
+
+  it("refuses with 409 while the part has child parts, and 403 for another tenant", async () => {
+    const parent = (await newPart()).body.data.part
+    await newPart({ parent_part_id: parent.id })
+    const res = await api.delete(`/api-parts?id=${parent.id}`)
+    expect(res.status).toBe(409)
+    expect(res.body.error.code).toBe("CONFLICT")
+    expect((await other.delete(`/api-parts?id=${parent.id}`)).status).toBe(403)
+    expect((await api.delete(`/api-parts`)).status).toBe(422)
+  })
+})

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { client, type Harness, startServer } from "./harness.ts"
+
+let h: Harness
+let api: ReturnType<typeof client>
+let other: ReturnType<typeof client>
+let tenantA: string
+
+beforeAll(async () => {
+  h = await startServer()
+  const a = await h.tenant("A")
+  tenantA = a.tenantId
+  api = client(h.url, a.key)
+  other = client(h.url, (await h.tenant("B")).key)
+  await api.post("/api-cells", { name: "Saw" })
+  await api.post("/api-cells", { name: "Weld" })
+})
+afterAll(() => h.close())
+
+const erpJob = (ext: string, jobNumber: string, extra: Record<string, unknown> = {}) => ({
+  external_id: ext,
+  external_source: "erp",
+  job_number: jobNumber,
+  customer_name: "Globex",
+  ...extra,
+  parts: [
+    {
+      external_id: `${ext}-p1`,
+      part_number: "A",
+      quantity: 2,
+      operations: [
+        { external_id: `${ext}-p1-o1`, operation_name: "Saw", sequence: 1, cell_name: "Saw" },
+        { external_id: `${ext}-p1-o2`, operation_name: "Weld", sequence: 2, cell_name: "Weld", estimated_time: 30 }
+      ]
+    },
+    { external_id: `${ext}-p2`, part_number: "B", quantity: 1, parent_part_number: "A" }
+  ]
+})
+
+const partsCount = async () => (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+
+describe("PUT /api-jobs/sync", () => {
+  it("creates (201) then updates (200) the same job by external id, with nested parts and operations", async () => {
+    const before = await partsCount()
+    const created = await api.put("/api-jobs/sync", erpJob("E-1", "SYNC-1"))
+    expect(created.status).toBe(201)
+    expect(created.body.data).toMatchObject({ action: "created", external_id: "E-1" })
+    const id = created.body.data.id
+    const job = (await api.get(`/api-jobs?id=${id}`)).body.data.job
+    expect(job).toMatchObject({ job_number: "SYNC-1", customer: "Globex", external_id: "E-1", external_source: "erp" })
+    expect(job.parts.map((p: any) => p.part_number)).toEqual(["A", "B"])
+    expect(job.parts[1].parent_part_id).toBe(job.parts[0].id)
+    expect(job.parts[0].operations.map((o: any) => o.estimated_time_minutes)).toEqual([null, 30])
+    expect(await partsCount()).toBe(before + 2)
+
+    const updated = await api.put("/api-jobs/sync", erpJob("E-1", "SYNC-1", { customer: "Initech", priority: 5 }))
+    expect(updated.status).toBe(200)
+    expect(updated.body.data).toEqual({ action: "updated", id, external_id: "E-1" })
+    const again = (await api.get(`/api-jobs?id=${id}`)).body.data.job
+    expect(again).toMatchObject({ customer: "Initech", priority: 5 })
+    expect(again.parts.map((p: any) => p.id)).toEqual(job.parts.map((p: any) => p.id))
+    expect(again.parts[0].operations.map((o: any) => o.id)).toEqual(job.parts[0].operations.map((o: any) => o.id))
+    expect(await partsCount()).toBe(before + 2)
+  })
+
+  it("requires external_id and external_source with the spec's message", async () => {
+    const res = await api.put("/api-jobs/sync", { job_number: "X" })
+    expect(res.status).toBe(422)
+    const ext = res.body.error.details.find((d: any) => d.field === "external_id")
+    expect(ext.message).toBe("external_id is required for sync operations")
+  })
+
+  it("answers 409 when the job_number belongs to another job, and writes nothing", async () => {
+    await api.post("/api-jobs", { job_number: "TAKEN", parts: [{ part_number: "x", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
+    const res = await api.put("/api-jobs/sync", erpJob("E-TAKEN", "TAKEN"))
+    expect(res.status).toBe(409)
+    const parts = await api.get("/api-parts?search=zzz&part_number=A")
+    expect(parts.body.data.parts.every((p: any) => p.external_id !== "E-TAKEN-p1")).toBe(true)
+  })
+
+  it("keeps tenants apart: the same external id in another tenant is a different job", async () => {
+    await other.post("/api-cells", { name: "Saw" })
+    await other.post("/api-cells", { name: "Weld" })
+    const res = await other.put("/api-jobs/sync", erpJob("E-1", "SYNC-1"))
+    expect(res.status).toBe(201)
+    const mine = await api.get("/api-jobs?job_number=SYNC-1")
+    expect(mine.body.data.jobs.map((j: any) => j.id)).not.toContain(res.body.data.id)
+  })
+})
+
+describe("POST /api-jobs/bulk-sync", () => {
+  it("reports each record and keeps the good ones when one fails (items or jobs key)", async () => {
+    const res = await api.post("/api-jobs/bulk-sync", {
+      items: [erpJob("B-1", "BULK-1"), { external_id: "B-2", external_source: "erp", job_number: "" }, erpJob("B-3", "BULK-3"), erpJob("E-1", "SYNC-1")]
+    })
+    expect(res.status).toBe(200)
+    const d = res.body.data
+    expect(d).toMatchObject({ total: 4, created: 2, updated: 1, errors: 1 })
+    expect(d.results[1]).toMatchObject({ external_id: "B-2", action: "error" })
+    expect(d.results[1].error).toContain("job_number")
+    expect((await api.get("/api-jobs?job_number=BULK")).body.data.jobs).toHaveLength(2)
+    const viaJobs = await api.post("/api-jobs/bulk-sync", { jobs: [erpJob("B-1", "BULK-1")] })
+    expect(viaJobs.body.data).toMatchObject({ total: 1, updated: 1 })
+  })
+
+  it("a record failing in the database leaves nothing of itself behind", async () => {
+    const bad = erpJob("B-9", "BULK-9")
+    ;(bad.parts[0] as any).operations[1].sequence = 1 // duplicate sequence in the part → 422 for this record only
+    const res = await api.post("/api-jobs/bulk-sync", { items: [bad, erpJob("B-10", "TAKEN")] })
+    expect(res.body.data).toMatchObject({ total: 2, errors: 2 })
+    expect((await api.get("/api-jobs?job_number=BULK-9")).body.data.jobs).toHaveLength(0)
+  })
+
+  it("refuses more than 1000 records with 422 and writes nothing", async () => {
+    const items = Array.from({ length: 1001 }, (_, i) => ({ external_id: `M-${i}`, external_source: "erp", job_number: `M-${i}` }))
+    const res = await api.post("/api-jobs/bulk-sync", { items })
+    expect(res.status).toBe(422)
+    expect((await api.get("/api-jobs?job_number=M-")).body.data.pagination.total).toBe(0)
+  })
+})
+
+describe("part and operation sync", () => {
+  it("syncs a part under a synced job and an operation under it, then updates both", async () => {
+    const part = await api.put("/api-parts/sync", { external_id: "SP-1", external_source: "erp", job_external_id: "E-1", part_number: "C", quantity: 4, material: "S355" })
+    expect(part.status).toBe(201)
+    const op = await api.put("/api-operations/sync", { external_id: "SO-1", external_source: "erp", part_external_id: "SP-1", cell_name: "Saw", operation_name: "Cut" })
+    expect(op.status).toBe(201)
+    const stored = (await api.get(`/api-operations?id=${op.body.data.id}`)).body.data.operation
+    expect(stored).toMatchObject({ sequence: 1, operation_name: "Cut", part_id: part.body.data.id })
+    const again = await api.put("/api-operations/sync", { external_id: "SO-1", external_source: "erp", part_external_id: "SP-1", cell_name: "Weld", operation_name: "Cut 2" })
+    expect(again.status).toBe(200)
+    expect((await api.get(`/api-operations?id=${op.body.data.id}`)).body.data.operation).toMatchObject({ sequence: 1, operation_name: "Cut 2" })
+    const partAgain = await api.put("/api-parts/sync", { external_id: "SP-1", external_source: "erp", job_external_id: "E-1", part_number: "C", quantity: 5 })
+    expect(partAgain.status).toBe(200)
+    expect((await api.get(`/api-parts?id=${part.body.data.id}`)).body.data.part.quantity).toBe(5)
+  })
+
+  it("answers 422 FK_CONSTRAINT for an unknown job_external_id, part_external_id or cell_name", async () => {
+    const part = await api.put("/api-parts/sync", { external_id: "SP-X", external_source: "erp", job_external_id: "nope", part_number: "C", quantity: 1 })
+    expect(part.status).toBe(422)
+    expect(part.body.error.details[0]).toMatchObject({ field: "job_external_id", constraint: "FK_CONSTRAINT" })
+    const op = await api.put("/api-operations/sync", { external_id: "SO-X", external_source: "erp", part_external_id: "nope", cell_name: "Nope", operation_name: "x" })
+    expect(op.status).toBe(422)
+    expect(op.body.error.details.map((d: any) => d.field).sort()).toEqual(["cell_name", "part_external_id"])
+    const missingCell = await api.put("/api-operations/sync", { external_id: "SO-X", external_source: "erp", part_external_id: "SP-1", operation_name: "x" })
+    expect(missingCell.status).toBe(422)
+    expect(missingCell.body.error.details[0]).toMatchObject({ field: "cell_name", constraint: "NOT_NULL" })
+  })
+
+  it("bulk-syncs parts under `parts` and operations under `operations` or `items`", async () => {
+    const parts = await api.post("/api-parts/bulk-sync", {
+      parts: [
+        { external_id: "BP-1", external_source: "erp", job_external_id: "E-1", part_number: "D", quantity: 1 },
+        { external_id: "BP-2", external_source: "erp", job_external_id: "missing", part_number: "E", quantity: 1 }
+      ]
+    })
+    expect(parts.body.data).toMatchObject({ total: 2, created: 1, errors: 1 })
+    const ops = await api.post("/api-operations/bulk-sync", {
+      items: [{ external_id: "BO-1", external_source: "erp", part_external_id: "BP-1", cell_name: "Saw", operation_name: "Cut" }]
+    })
+    expect(ops.body.data).toMatchObject({ total: 1, created: 1, errors: 0 })
+    const empty = await api.post("/api-operations/bulk-sync", { nothing: [] })
+    expect(empty.status).toBe(422)
+  })
+})

@@ -1,0 +1,99 @@
+// Operations (spec 4.3): list filters through part, job and cell; sequence auto-numbering under a
+// lock on the part; guarded status moves; sync upserts.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type Operation, type OperationListQuery, OperationStore } from "@mes/domain"
+import { mapConstraints } from "../constraints.ts"
+import { insertRows, updateRow, upsertRows } from "../rows.ts"
+import { contains, orderBy } from "./common.ts"
+import { operationDefaults, stampSql } from "./jobs.ts"
+
+const operationSort = {
+  sequence: "o.sequence",
+  created_at: "o.created_at",
+  estimated_time: "o.estimated_time_minutes",
+  actual_time: "o.actual_time",
+  status: "o.status",
+  completion_percentage: "o.completion_percentage"
+}
+
+const LIVE = `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+  WHERE p.tenant_id = o.tenant_id AND p.id = o.part_id AND j.deleted_at IS NULL)`
+
+export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return OperationStore.of({
+    insert: (op) =>
+      sql.withTransaction(Effect.gen(function*() {
+        let row = op
+        if (op.sequence == null) {
+          // serialize concurrent auto-numbering on the same part
+          yield* sql`SELECT id FROM parts WHERE tenant_id = ${op.tenant_id} AND id = ${op.part_id!} FOR UPDATE`
+          const [{ next }] = yield* sql<{ next: number }>`
+            SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${op.tenant_id} AND part_id = ${op.part_id!}`
+          row = { ...op, sequence: next }
+        }
+        return (yield* insertRows<Operation>(sql, "operations", [row], operationDefaults))[0]!
+      })).pipe(mapConstraints),
+    list: (tenantId, q: OperationListQuery) =>
+      Effect.gen(function*() {
+        const f = q.filters
+        const where = [sql`o.tenant_id = ${tenantId}`, sql.literal(LIVE)]
+        if (f.id !== undefined) where.push(sql`o.id = ${f.id}`)
+        if (f.part_id !== undefined) where.push(sql`o.part_id = ${f.part_id}`)
+        if (f.job_id !== undefined) {
+          where.push(sql`o.part_id IN (SELECT id FROM parts WHERE tenant_id = ${tenantId} AND job_id = ${f.job_id})`)
+        }
+        if (f.cell_id !== undefined) where.push(sql`o.cell_id = ${f.cell_id}`)
+        if (f.cell_name !== undefined) {
+          where.push(sql`o.cell_id IN (SELECT id FROM cells WHERE tenant_id = ${tenantId} AND name ILIKE ${contains(f.cell_name)})`)
+        }
+        if (f.status !== undefined) where.push(sql`o.status = ${f.status}`)
+        if (f.assigned_operator_id !== undefined) where.push(sql`o.assigned_operator_id = ${f.assigned_operator_id}`)
+        if (f.operation_name !== undefined) where.push(sql`o.operation_name ILIKE ${contains(f.operation_name)}`)
+        if (f.search !== undefined) {
+          const s = contains(f.search)
+          where.push(sql`(o.operation_name ILIKE ${s} OR o.notes ILIKE ${s})`)
+        }
+        const rows = yield* sql<Operation & { total: number }>`
+          SELECT o.*, count(*) OVER ()::int AS total FROM operations o WHERE ${sql.and(where)}
+          ${sql.literal(orderBy(operationSort, q.sort, q.order, "o"))} LIMIT ${q.limit} OFFSET ${q.offset}`
+        const total = rows.length > 0
+          ? rows[0]!.total
+          : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM operations o WHERE ${sql.and(where)}`)[0]!.n
+        return { rows: rows.map(({ total: _t, ...o }) => o as Operation), total }
+      }).pipe(Effect.orDie),
+    get: (tenantId, id) =>
+      sql<Operation>`SELECT o.* FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    update: (tenantId, id, changes, guard) =>
+      updateRow<Operation>(sql, "operations", tenantId, id, changes, guard === undefined ? {} : {
+        extraSet: [
+          ...stampSql(guard.stamps),
+          ...(guard.effects?.includes("complete_percentage") ? ["completion_percentage = 100"] : [])
+        ],
+        guard: "t.status = ANY($4::text[])",
+        guardParams: [`{${guard.from.join(",")}}`]
+      }).pipe(mapConstraints),
+    remove: (tenantId, id) =>
+      sql`DELETE FROM operations WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        mapConstraints
+      ),
+    nextSequence: (tenantId, partId) =>
+      sql<{ next: number }>`SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${tenantId} AND part_id = ${partId}`.pipe(
+        Effect.map((rows) => rows[0]!.next),
+        Effect.orDie
+      ),
+    byExternalIds: (tenantId, source, externalIds) =>
+      externalIds.length === 0
+        ? Effect.succeed([])
+        : sql<Operation>`SELECT o.* FROM operations o WHERE o.tenant_id = ${tenantId} AND o.external_source = ${source}
+            AND o.external_id IN ${sql.in(externalIds)}`.pipe(Effect.orDie),
+    upsert: (rows) =>
+      upsertRows<Operation>(sql, "operations", rows, operationDefaults, { predicate: "external_id IS NOT NULL", sameParent: "part_id" })
+        .pipe(mapConstraints)
+  })
+}))

@@ -1,0 +1,91 @@
+// Parts (spec 4.2): list with the job's number as a filter, parent chains, sync upserts.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type Part, type PartListQuery, PartStore } from "@mes/domain"
+import { mapConstraints } from "../constraints.ts"
+import { insertRows, updateRow, upsertRows } from "../rows.ts"
+import { contains, orderBy } from "./common.ts"
+import { partDefaults } from "./jobs.ts"
+
+const partSort = {
+  part_number: "p.part_number",
+  material: "p.material",
+  status: "p.status",
+  created_at: "p.created_at",
+  quantity: "p.quantity"
+}
+
+// parts of soft-deleted jobs are gone from queries with their job (spec 4.1 DELETE)
+const LIVE = "EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = p.tenant_id AND j.id = p.job_id AND j.deleted_at IS NULL)"
+
+export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  const get = (tenantId: string, id: string) =>
+    sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+  return PartStore.of({
+    insert: (part) => insertRows<Part>(sql, "parts", [part], partDefaults).pipe(Effect.map((rows) => rows[0]!), mapConstraints),
+    list: (tenantId, q: PartListQuery) =>
+      Effect.gen(function*() {
+        const f = q.filters
+        const where = [sql`p.tenant_id = ${tenantId}`, sql.literal(LIVE)]
+        if (f.id !== undefined) where.push(sql`p.id = ${f.id}`)
+        if (f.job_id !== undefined) where.push(sql`p.job_id = ${f.job_id}`)
+        if (f.job_number !== undefined) {
+          where.push(sql`EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = p.tenant_id AND j.id = p.job_id AND j.job_number ILIKE ${contains(f.job_number)})`)
+        }
+        if (f.part_number !== undefined) where.push(sql`p.part_number ILIKE ${contains(f.part_number)}`)
+        if (f.material !== undefined) where.push(sql`p.material = ${f.material}`)
+        if (f.material_lot !== undefined) where.push(sql`p.material_lot = ${f.material_lot}`)
+        if (f.status !== undefined) where.push(sql`p.status = ${f.status}`)
+        if (f.parent_part_id !== undefined) where.push(sql`p.parent_part_id = ${f.parent_part_id}`)
+        if (f.quantity !== undefined) where.push(sql`p.quantity = ${f.quantity}`)
+        if (f.search !== undefined) {
+          const s = contains(f.search)
+          where.push(sql`(p.part_number ILIKE ${s} OR p.notes ILIKE ${s})`)
+        }
+        const rows = yield* sql<Part & { total: number }>`
+          SELECT p.*, count(*) OVER ()::int AS total FROM parts p WHERE ${sql.and(where)}
+          ${sql.literal(orderBy(partSort, q.sort, q.order, "p"))} LIMIT ${q.limit} OFFSET ${q.offset}`
+        const total = rows.length > 0
+          ? rows[0]!.total
+          : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM parts p WHERE ${sql.and(where)}`)[0]!.n
+        return { rows: rows.map(({ total: _t, ...p }) => p as Part), total }
+      }).pipe(Effect.orDie),
+    get,
+    update: (tenantId, id, changes) => updateRow<Part>(sql, "parts", tenantId, id, changes).pipe(mapConstraints),
+    remove: (tenantId, id) =>
+      sql`DELETE FROM parts WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        mapConstraints
+      ),
+    hasChildren: (tenantId, id) =>
+      sql`SELECT 1 FROM parts WHERE tenant_id = ${tenantId} AND parent_part_id = ${id} LIMIT 1`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    idsByNumber: (tenantId, jobId, numbers) =>
+      sql<{ id: string; part_number: string }>`
+        SELECT id, part_number FROM parts WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND part_number IN ${sql.in(numbers)}`.pipe(
+        Effect.map((rows) => new Map(rows.map((r) => [r.part_number, r.id]))),
+        Effect.orDie
+      ),
+    ancestors: (tenantId, id) =>
+      sql<{ id: string }>`
+        WITH RECURSIVE chain (id, parent_part_id, depth) AS (
+          SELECT id, parent_part_id, 0 FROM parts WHERE tenant_id = ${tenantId} AND id = ${id}
+          UNION ALL
+          SELECT p.id, p.parent_part_id, c.depth + 1 FROM parts p JOIN chain c ON p.tenant_id = ${tenantId} AND p.id = c.parent_part_id
+          WHERE c.depth < 1000
+        ) SELECT id FROM chain ORDER BY depth`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie),
+    upsert: (rows) =>
+      upsertRows<Part>(sql, "parts", rows, partDefaults, { predicate: "external_id IS NOT NULL", sameParent: "job_id" }).pipe(mapConstraints),
+    byExternalIds: (tenantId, source, externalIds) =>
+      externalIds.length === 0
+        ? Effect.succeed([])
+        : sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.external_source = ${source}
+            AND p.external_id IN ${sql.in(externalIds)} AND ${sql.literal(LIVE)}`.pipe(Effect.orDie)
+  })
+}))

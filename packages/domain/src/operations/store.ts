@@ -1,0 +1,29 @@
+import { Context, type Effect } from "effect"
+import type { Conflict } from "../errors.ts"
+import type { GuardedMove, NewRow } from "../jobs/store.ts"
+import type { Upserted } from "../parts/store.ts"
+import type { ListQuery, Slice } from "../query.ts"
+import type { Operation, operationListSpec } from "./schema.ts"
+
+export type OperationListQuery = ListQuery<typeof operationListSpec["filters"], typeof operationListSpec["sort"][number]>
+
+export class OperationStore extends Context.Service<OperationStore, {
+  /** Inserts one operation; a missing sequence becomes max(existing)+1 under a lock on the part. */
+  readonly insert: (operation: NewRow<Operation>) => Effect.Effect<Operation, Conflict>
+  readonly list: (tenantId: string, query: OperationListQuery) => Effect.Effect<Slice<Operation>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<Operation | undefined>
+  readonly update: (
+    tenantId: string,
+    id: string,
+    changes: Readonly<Record<string, unknown>>,
+    guard?: GuardedMove
+  ) => Effect.Effect<Operation | undefined, Conflict>
+  /** Refused (Conflict) when the operation has time entries (spec 4.3). */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  /** max(sequence)+1 of a part's operations. */
+  readonly nextSequence: (tenantId: string, partId: string) => Effect.Effect<number>
+  /** Operations by (external_source, external_id) of the tenant. */
+  readonly byExternalIds: (tenantId: string, source: string, externalIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
+  /** Inserts or updates operations by (external_source, external_id); rows under another part are left alone. */
+  readonly upsert: (rows: ReadonlyArray<NewRow<Operation>>) => Effect.Effect<ReadonlyArray<Upserted<Operation>>, Conflict>
+}>()("mes/domain/OperationStore") {}

@@ -1,0 +1,136 @@
+// Parts: standalone create, list, read, update, delete (spec 4.2).
+import { Context, Effect, Layer } from "effect"
+import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
+import { Conflict, NotFound } from "../errors.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { TenantStore } from "../tenants/store.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { type Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
+import { PartStore } from "./store.ts"
+
+type Services = CurrentTenant
+
+/** Parent rules (spec 2.2): in the same job, not the part itself, no cycle. Returns the parent id to store. */
+export const resolveParent = (
+  input: unknown,
+  jobId: string,
+  selfId: string,
+  fields: { readonly parent_part_id?: string | null | undefined; readonly parent_part_number?: string | null | undefined }
+) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    const store = yield* PartStore
+    const details: Array<ValidationDetail> = []
+    let parent: string | null | undefined = fields.parent_part_id
+    let field = "parent_part_id"
+    if (fields.parent_part_number != null && fields.parent_part_id == null) {
+      field = "parent_part_number"
+      parent = (yield* store.idsByNumber(tenant.id, jobId, [fields.parent_part_number])).get(fields.parent_part_number)
+      if (parent === undefined) {
+        details.push(detail("part", input, [field], "FK_CONSTRAINT", `part ${fields.parent_part_number} is not a part of this job`))
+      }
+    } else if (parent != null) {
+      const candidate = yield* store.get(tenant.id, parent)
+      if (candidate === undefined || candidate.job_id !== jobId) {
+        details.push(detail("part", input, [field], "FK_CONSTRAINT", `part ${parent} is not a part of this job`))
+        parent = undefined
+      }
+    }
+    if (parent != null && parent === selfId) {
+      details.push(detail("part", input, [field], "CIRCULAR_REFERENCE", "a part cannot be its own parent"))
+    } else if (parent != null && (yield* store.ancestors(tenant.id, parent)).includes(selfId)) {
+      details.push(detail("part", input, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part"))
+    }
+    return { parent, details }
+  })
+
+export class Parts extends Context.Service<Parts, {
+  /** Creates a part in an existing job of the tenant (spec 4.2 POST); emits part.created. */
+  readonly create: (input: unknown) => Effect.Effect<Part, Conflict | ValidationFailed, Services>
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Part>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<Part, NotFound | Forbidden, Services>
+  /** Updates any field but tenant_id, id, created_at (spec 4.2); emits part.updated. */
+  readonly update: (id: string, input: unknown) => Effect.Effect<Part, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  /** Hard delete with its operations; refused with child parts (409). */
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
+}>()("mes/domain/Parts") {
+  static readonly layer = Layer.effect(Parts, Effect.gen(function*() {
+    const store = yield* PartStore
+    const tenants = yield* TenantStore
+    const references = yield* References
+    const tx = yield* Tx
+    const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
+      e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
+    const decodeCreate = decodeInput(PartCreate, "part")
+    const decodePatch = decodePatchInput(PartPatch, "part")
+
+    const cellRef = (cell: string | null | undefined): Array<Reference> =>
+      cell == null ? [] : [{ table: "cells", id: cell, path: ["current_cell_id"] }]
+
+    return Parts.of({
+      create: (raw) =>
+        provide(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const input = yield* decodeCreate(raw)
+          const jobDetails = yield* checkReferences("part", raw, [{ table: "jobs", id: input.job_id, path: ["job_id"] }])
+          yield* failIfAny("part", jobDetails)
+          const id = newId()
+          const { parent, details } = yield* resolveParent(raw, input.job_id, id, input)
+          const refDetails = yield* checkReferences("part", raw, cellRef(input.current_cell_id))
+          yield* failIfAny("part", [...details, ...refDetails])
+          const { parent_part_number: _n, parent_part_id: _p, ...fields } = input
+          return yield* tx.transaction(Effect.gen(function*() {
+            const part = yield* store.insert({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null })
+            yield* tenants.countParts(tenant.id, 1)
+            return part
+          }))
+        })),
+      list: (raw) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const q = yield* decodeListQuery(partListSpec, raw)
+          return toPage(q)(yield* store.list(tenant.id, q))
+        }),
+      get: (id) =>
+        provide(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("parts", id)
+          const part = yield* store.get(tenant.id, id)
+          if (part === undefined) return yield* new NotFound({ entity: "part", id })
+          return part
+        })),
+      update: (id, raw) =>
+        provide(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("parts", id)
+          const input = yield* decodePatch(raw)
+          const current = yield* store.get(tenant.id, id)
+          if (current === undefined) return yield* new NotFound({ entity: "part", id })
+          const { parent_part_number, parent_part_id, ...fields } = input
+          const changes: Record<string, unknown> = { ...fields }
+          const details: Array<ValidationDetail> = []
+          if (parent_part_number !== undefined || parent_part_id !== undefined) {
+            const resolved = yield* resolveParent(raw, current.job_id, id, { parent_part_id, parent_part_number })
+            details.push(...resolved.details)
+            changes.parent_part_id = resolved.parent ?? null
+          }
+          details.push(...(yield* checkReferences("part", raw, cellRef(input.current_cell_id))))
+          yield* failIfAny("part", details)
+          const part = yield* store.update(tenant.id, id, changes)
+          if (part === undefined) return yield* new NotFound({ entity: "part", id })
+          return part
+        })),
+      remove: (id) =>
+        provide(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("parts", id)
+          if (yield* store.hasChildren(tenant.id, id)) {
+            return yield* new Conflict({ message: `part ${id} has child parts; delete or re-parent them first` })
+          }
+          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "part", id })
+        }))
+    })
+  }))
+}

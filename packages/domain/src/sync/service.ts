@@ -1,0 +1,249 @@
+// ERP sync (spec 4.1-4.3 sync and bulk-sync): upsert by (external_source, external_id). A record
+// is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
+// record is reported and the others are kept. Writes per record are set-based per level.
+import { Context, Effect, Layer } from "effect"
+import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
+import { renameAliases } from "../fields.ts"
+import { normalizeJobInput } from "../jobs/service.ts"
+import { planNested } from "../jobs/nested.ts"
+import { JobSync } from "../jobs/schema.ts"
+import { JobStore } from "../jobs/store.ts"
+import { operationAliases, OperationSync } from "../operations/schema.ts"
+import { OperationStore } from "../operations/store.ts"
+import { PartSync } from "../parts/schema.ts"
+import { resolveParent } from "../parts/service.ts"
+import { PartStore } from "../parts/store.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { checkReferences, type Reference } from "../references.ts"
+import { TenantStore } from "../tenants/store.ts"
+import { detail, decodeInput, failIfAny, type ValidationDetail, validationFailed } from "../validation.ts"
+import { resolveCellName } from "../operations/service.ts"
+
+export interface SyncResult {
+  readonly action: "created" | "updated"
+  readonly id: string
+  readonly external_id: string
+}
+
+export interface BulkSyncResult {
+  readonly total: number
+  readonly created: number
+  readonly updated: number
+  readonly errors: number
+  readonly results: ReadonlyArray<
+    { readonly external_id: string | null; readonly id: string; readonly action: "created" | "updated" } | {
+      readonly external_id: string | null
+      readonly action: "error"
+      readonly error: string
+    }
+  >
+}
+
+export const MAX_BULK = 1000
+
+type SyncError = Conflict | ValidationFailed
+
+/** spec 4.10: a missing external_id says it is required for sync operations. */
+const syncDecoder = <S extends Parameters<typeof decodeInput>[0]>(schema: S, root: string) => {
+  const decode = decodeInput(schema, root)
+  return (input: unknown) =>
+    decode(input).pipe(Effect.mapError((e) =>
+      validationFailed(root, e.details.map((d) =>
+        (d.field === "external_id" || d.field === "external_source") && d.constraint === "NOT_NULL"
+          ? { ...d, message: `${d.field} is required for sync operations` }
+          : d
+      ))
+    )) as Effect.Effect<S["Type"], ValidationFailed>
+}
+
+/** One line for a bulk result: the message plus the first details. */
+const describe = (e: DomainError): string =>
+  e._tag === "ValidationFailed"
+    ? `${e.message}: ${e.details.slice(0, 5).map((d) => `${d.field || "(body)"} ${d.message}`).join("; ")}`
+    : e.message
+
+/** The records of a bulk body: `{<key>: [...]}` for any accepted key, or a bare array. */
+const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const items = Array.isArray(body)
+      ? body
+      : body !== null && typeof body === "object"
+      ? keys.map((k) => (body as Record<string, unknown>)[k]).find((v) => v !== undefined)
+      : undefined
+    if (!Array.isArray(items)) {
+      return yield* validationFailed(root, [
+        detail(root, body, [keys[0]!], "NOT_NULL", `body must carry an array of records under ${keys.map((k) => `'${k}'`).join(" or ")}`, null)
+      ])
+    }
+    if (items.length > MAX_BULK) {
+      return yield* validationFailed(root, [
+        detail(root, body, [keys[0]!], "MAX_LENGTH", `at most ${MAX_BULK} records per request, got ${items.length}`, items.length)
+      ])
+    }
+    return items as ReadonlyArray<unknown>
+  })
+
+export class Sync extends Context.Service<Sync, {
+  /** PUT /api-jobs/sync: upsert a job with optional nested parts and operations. */
+  readonly job: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  readonly part: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  readonly operation: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  /** POST .../bulk-sync for `jobs` | `parts` | `operations`: up to 1000 records, each reported. */
+  readonly bulk: (kind: "jobs" | "parts" | "operations", body: unknown) => Effect.Effect<BulkSyncResult, ValidationFailed, CurrentTenant>
+}>()("mes/domain/Sync") {
+  static readonly layer = Layer.effect(Sync, Effect.gen(function*() {
+    const jobs = yield* JobStore
+    const parts = yield* PartStore
+    const operations = yield* OperationStore
+    const tenants = yield* TenantStore
+    const references = yield* References
+    const tx = yield* Tx
+    const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
+      e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, parts))
+    const decodeJob = syncDecoder(JobSync, "job")
+    const decodePart = syncDecoder(PartSync, "part")
+    const decodeOperation = syncDecoder(OperationSync, "operation")
+
+    const result = (row: { id: string; external_id: string | null }, inserted: boolean): SyncResult => ({
+      action: inserted ? "created" : "updated",
+      id: row.id,
+      external_id: row.external_id ?? ""
+    })
+
+    const job = (raw: unknown) =>
+      provide(Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const body = normalizeJobInput(raw)
+        const input = yield* decodeJob(body)
+        const source = input.external_source
+        const existing = yield* jobs.byExternalId(tenant.id, source, input.external_id)
+        const jobId = existing?.id ?? newId()
+        const syncedParts = input.parts ?? []
+        const known = new Map((yield* parts.byExternalIds(tenant.id, source, syncedParts.map((p) => p.external_id))).map((p) => [p.external_id!, p]))
+        const details: Array<ValidationDetail> = []
+        syncedParts.forEach((p, i) => {
+          const k = known.get(p.external_id)
+          if (k !== undefined && k.job_id !== jobId) {
+            details.push(detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${p.external_id} belongs to another job`))
+          }
+        })
+        const plan = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map((p) => known.get(p.external_id)?.id ?? newId()))
+        const refs: Array<Reference> = [...plan.refs]
+        if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
+        yield* failIfAny("job", [...details, ...plan.details, ...(yield* checkReferences("job", body, refs))])
+        const { parts: _p, ...jobFields } = input
+        return yield* tx.transaction(Effect.gen(function*() {
+          const saved = yield* jobs.upsert({ ...jobFields, id: jobId, tenant_id: tenant.id })
+          const partRows = plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id }))
+          const savedParts = yield* parts.upsert(partRows)
+          if (savedParts.length !== partRows.length) return yield* new Conflict({ message: "a synced part belongs to another job" })
+          const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
+          const opRows = plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id }))
+          const savedOps = yield* operations.upsert(opRows)
+          if (savedOps.length !== opRows.length) return yield* new Conflict({ message: "a synced operation belongs to another part" })
+          yield* tenants.countParts(tenant.id, savedParts.filter((p) => p.inserted).length)
+          return result(saved.row, saved.inserted)
+        }))
+      }))
+
+    const part = (raw: unknown) =>
+      provide(Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const input = yield* decodePart(raw)
+        const source = input.external_source
+        const owner = yield* jobs.byExternalId(tenant.id, source, input.job_external_id)
+        if (owner === undefined) {
+          return yield* validationFailed("part", [
+            detail("part", raw, ["job_external_id"], "FK_CONSTRAINT", `no job with external_id ${input.job_external_id} from ${source}`)
+          ])
+        }
+        const [existing] = yield* parts.byExternalIds(tenant.id, source, [input.external_id])
+        if (existing !== undefined && existing.job_id !== owner.id) {
+          return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
+        }
+        const id = existing?.id ?? newId()
+        const parent = input.parent_part_id !== undefined || input.parent_part_number !== undefined
+          ? yield* resolveParent(raw, owner.id, id, input)
+          : { parent: undefined, details: [] }
+        const refs: Array<Reference> = input.current_cell_id != null ? [{ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] }] : []
+        yield* failIfAny("part", [...parent.details, ...(yield* checkReferences("part", raw, refs))])
+        const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
+        return yield* tx.transaction(Effect.gen(function*() {
+          const [saved] = yield* parts.upsert([{
+            ...fields,
+            id,
+            tenant_id: tenant.id,
+            job_id: owner.id,
+            ...(parent.parent !== undefined ? { parent_part_id: parent.parent } : {})
+          }])
+          if (saved === undefined) return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
+          if (saved.inserted) yield* tenants.countParts(tenant.id, 1)
+          return result(saved.row, saved.inserted)
+        }))
+      }))
+
+    const operation = (raw: unknown) =>
+      provide(Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const body = renameAliases(raw, operationAliases)
+        const input = yield* decodeOperation(body)
+        const source = input.external_source
+        const [owner] = yield* parts.byExternalIds(tenant.id, source, [input.part_external_id])
+        const details: Array<ValidationDetail> = []
+        if (owner === undefined) {
+          details.push(detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`))
+        }
+        const cell = yield* resolveCellName("operation", body, input.cell_name)
+        yield* failIfAny("operation", [...details, ...cell.details])
+        const [existing] = yield* operations.byExternalIds(tenant.id, source, [input.external_id])
+        if (existing !== undefined && existing.part_id !== owner!.id) {
+          return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
+        }
+        const { part_external_id: _p, cell_name: _c, ...fields } = input
+        return yield* tx.transaction(Effect.gen(function*() {
+          const sequence = input.sequence ?? existing?.sequence ?? (yield* operations.nextSequence(tenant.id, owner!.id))
+          const [saved] = yield* operations.upsert([{
+            ...fields,
+            sequence,
+            id: existing?.id ?? newId(),
+            tenant_id: tenant.id,
+            part_id: owner!.id,
+            cell_id: cell.cellId ?? null
+          }])
+          if (saved === undefined) return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
+          return result(saved.row, saved.inserted)
+        }))
+      }))
+
+    const one = { jobs: job, parts: part, operations: operation }
+    const keys = { jobs: ["items", "jobs"], parts: ["parts", "items"], operations: ["operations", "items"] }
+    const roots = { jobs: "job", parts: "part", operations: "operation" }
+
+    return Sync.of({
+      job,
+      part,
+      operation,
+      bulk: (kind, body) =>
+        Effect.gen(function*() {
+          const items = yield* bulkItems(roots[kind], body, keys[kind])
+          const results = yield* tx.transaction(Effect.forEach(items, (item) => {
+            const externalId = item !== null && typeof item === "object" && typeof (item as { external_id?: unknown }).external_id === "string"
+              ? (item as { external_id: string }).external_id
+              : null
+            // each record in its own savepoint: a failure undoes only that record
+            return tx.transaction(one[kind](item)).pipe(
+              Effect.map((r): BulkSyncResult["results"][number] => ({ external_id: r.external_id, id: r.id, action: r.action })),
+              Effect.catch((e: SyncError) => Effect.succeed({ external_id: externalId, action: "error" as const, error: describe(e) }))
+            )
+          }))
+          return {
+            total: results.length,
+            created: results.filter((r) => r.action === "created").length,
+            updated: results.filter((r) => r.action === "updated").length,
+            errors: results.filter((r) => r.action === "error").length,
+            results
+          }
+        })
+    })
+  }))
+}
