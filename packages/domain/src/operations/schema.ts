@@ -67,7 +67,7 @@ export const operationListSpec = {
     job_id: uuid,
     cell_id: uuid,
     cell_name: text,
-    status: oneOf(["not_started", "in_progress", "on_hold", "completed"]),
+    status: oneOf(OperationStatusInput.literals),
     assigned_operator_id: uuid,
     operation_name: text,
     search: text,

@@ -71,7 +71,9 @@ export class Operations extends Context.Service<Operations, {
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const q = yield* decodeListQuery(operationListSpec, raw)
-          return toPage(q)(yield* store.list(tenant.id, q))
+          // `paused` is an input alias of on_hold (DECISIONS), in filters too
+          const filters = q.filters.status === "paused" ? { ...q.filters, status: "on_hold" } : q.filters
+          return toPage(q)(yield* store.list(tenant.id, { ...q, filters }))
         }),
       get: (id) =>
         withRefs(Effect.gen(function*() {
