@@ -4,8 +4,8 @@ import { Cause, Config, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
-import { CurrentTenant, type DomainError, Tenants } from "@mes/domain"
-import { Api, BASE_PATH, endpoints } from "./contract/api.ts"
+import { CurrentTenant, decodeListQuery, type DomainError, isUuid, type ListSpec, Tenants } from "@mes/domain"
+import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 
 export interface ApiRequest {
@@ -102,7 +102,20 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
       return yield* Effect.die(new Error(`no handler for ${missing.map((e) => `${e.group}.${e.name}`).join(", ")}`))
     }
 
-    const serve = (handler: Handler<R>, withBody: boolean) =>
+    /** spec 7.4: a malformed query is 400 before authentication; range and enum checks stay 422 after it. */
+    const malformedQuery = (query: Record<string, string>, spec: ListSpec<any, string> | undefined) => {
+      if (query.id !== undefined && query.id !== "") {
+        return isUuid(query.id) ? Effect.succeed(undefined) : Effect.succeed("query parameter id must be a UUID")
+      }
+      if (spec === undefined) return Effect.succeed(undefined)
+      return decodeListQuery(spec, query).pipe(
+        Effect.as(undefined),
+        Effect.catchTag("BadRequest", (e) => Effect.succeed(e.message)),
+        Effect.catchTag("ValidationFailed", () => Effect.succeed(undefined))
+      )
+    }
+
+    const serve = (handler: Handler<R>, withBody: boolean, spec: ListSpec<any, string> | undefined) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const started = options.logRequests ? Date.now() : 0
@@ -117,6 +130,8 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
           body = read.body
         }
         const query = queryOf(request.url)
+        const malformed = yield* malformedQuery(query, spec)
+        if (malformed !== undefined) return fail(400, "BAD_REQUEST", malformed)
         const credential = credentialOf(request.headers)
         if (credential === undefined) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
         const response = yield* tenants.authenticate(credential).pipe(
@@ -154,7 +169,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
     for (const e of all) {
       byPath.set(e.path, (byPath.get(e.path) ?? new Set()).add(e.method))
       const withBody = e.method === "POST" || e.method === "PUT" || e.method === "PATCH"
-      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, withBody))
+      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, withBody, listSpecs[`${e.group}.${e.name}`]))
     }
     for (const [path, methods] of byPath) {
       const allow = [...methods, "OPTIONS"].join(", ")
@@ -176,4 +191,4 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   }))
 
 /** The offline API reference page (Scalar, served inline with no CDN). */
-export const docs = HttpApiScalar.layer(Api, { path: `${BASE_PATH}/docs` })
+export const docs = HttpApiScalar.layer(Api, { path: `${BASE_PATH}/docs`, scalar: { withDefaultFonts: false } })

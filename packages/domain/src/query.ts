@@ -1,6 +1,7 @@
 // List queries (spec 4.15): filters, sort/order and pagination decoded from query strings.
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Uuid } from "./fields.ts"
 import { BadRequest } from "./errors.ts"
 import { detail, failIfAny, type ValidationDetail } from "./validation.ts"
 
@@ -38,10 +39,10 @@ export interface ListQuery<F extends Record<string, FilterKind>, S extends strin
   readonly offset: number
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const INT_RE = /^-?\d+$/
 
-export const isUuid = (s: string) => UUID_RE.test(s)
+/** The same UUID rule as request bodies (fields.ts), so a query id and a body id agree. */
+export const isUuid: (s: string) => boolean = Schema.is(Uuid)
 
 /** Decodes a `?id=` parameter: missing is 422, not a UUID is 400. */
 export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>

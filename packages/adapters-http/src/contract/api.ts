@@ -184,3 +184,12 @@ export const endpoints = (): Array<{ group: string; name: string; method: string
   })
   return out
 }
+
+/** The list spec behind each list endpoint, so malformed queries are refused before authentication. */
+export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>> = {
+  "jobs.list": jobListSpec,
+  "parts.list": partListSpec,
+  "operations.list": operationListSpec,
+  "cells.list": cellListSpec,
+  "profiles.list": profileListSpec
+}

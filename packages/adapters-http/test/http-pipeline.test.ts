@@ -1,0 +1,283 @@
+// The request pipeline (spec 4, 5, 7; DECISIONS "Requests and errors"): 400 before 401, key checks
+// for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
+import { client, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+
+let h: Harness
+let key: string
+let tenantId: string
+let api: ReturnType<typeof client>
+let anonymous: ReturnType<typeof client>
+
+beforeAll(async () => {
+  h = await startServer()
+  const t = await h.tenant("Pipeline")
+  key = t.key
+  tenantId = t.tenantId
+  api = client(h.url, key)
+  anonymous = client(h.url)
+})
+afterAll(() => h.close())
+
+/** Spec 7.1 envelope, statusCode = HTTP status, JSON content type (DECISIONS). */
+const expectError = (res: Reply, status: number, code: string) => {
+  expect({ status: res.status, body: res.body }).toMatchObject({
+    status,
+    body: { success: false, error: { code, statusCode: status, message: expect.any(String) } }
+  })
+  expect(res.body.error.message.length).toBeGreaterThan(0)
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/)
+}
+
+/** Inserts an API key row directly (what `mes key create` does), to test key variants. */
+const insertKey = async (k: string, environment: "live" | "test", revoked = false) => {
+  await h.sql(
+    `INSERT INTO api_keys (tenant_id, id, key_prefix, key_hash, environment, revoked_at)
+     VALUES ($1, gen_random_uuid(), $2, $3, $4, ${revoked ? "now()" : "NULL"})`,
+    [tenantId, keyPrefix(k), await sha256Hex(k), environment]
+  )
+}
+
+describe("400 before 401 (spec 7.4)", () => {
+  it("a malformed JSON body is 400 BAD_REQUEST without a key", async () => {
+    expectError(await anonymous.post("/api-jobs", undefined, { raw: "{not json" }), 400, "BAD_REQUEST")
+  })
+
+  it("a malformed JSON body is 400 with a wrong key, and with a valid key", async () => {
+    expectError(await client(h.url, "svc_live_wrong").post("/api-jobs", undefined, { raw: '{"job_number":' }), 400, "BAD_REQUEST")
+    expectError(await api.post("/api-jobs", undefined, { raw: "[1, 2" }), 400, "BAD_REQUEST")
+    expectError(await anonymous.send("PATCH", `/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11`, undefined, { raw: "{" }), 400, "BAD_REQUEST")
+  })
+})
+
+describe("401 UNAUTHORIZED (spec 5)", () => {
+  const wellFormedButUnknown = generateApiKey("live")
+
+  it("a missing key", async () => {
+    expectError(await anonymous.get("/api-jobs"), 401, "UNAUTHORIZED")
+    expectError(await anonymous.post("/api-jobs", nestedJob("NOKEY-1")), 401, "UNAUTHORIZED")
+    expectError(await anonymous.patch("/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11", { notes: "x" }), 401, "UNAUTHORIZED")
+    expectError(await anonymous.delete("/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11"), 401, "UNAUTHORIZED")
+  })
+
+  for (const [name, bad] of [
+    ["a wrong key", () => wellFormedButUnknown],
+    ["a malformed key", () => "not-a-key"],
+    ["a key with the wrong prefix", () => key.replace("svc_live_", "svc_prod_")],
+    ["a valid key with one character changed", () => key.slice(0, -1) + (key.endsWith("A") ? "B" : "A")],
+    ["an empty bearer", () => ""]
+  ] as const) {
+    it(`${name} via Authorization: Bearer`, async () => {
+      expectError(await anonymous.get("/api-jobs", { headers: { authorization: `Bearer ${bad()}` } }), 401, "UNAUTHORIZED")
+    })
+
+    it(`${name} via X-API-Key`, async () => {
+      expectError(await anonymous.get("/api-jobs", { headers: { "x-api-key": bad() } }), 401, "UNAUTHORIZED")
+    })
+  }
+
+  it("a key sent without the Bearer scheme in Authorization", async () => {
+    expectError(await anonymous.get("/api-jobs", { headers: { authorization: key } }), 401, "UNAUTHORIZED")
+    expectError(await anonymous.get("/api-jobs", { headers: { authorization: `Basic ${key}` } }), 401, "UNAUTHORIZED")
+  })
+
+  it("a revoked key", async () => {
+    const revoked = generateApiKey("live")
+    await insertKey(revoked, "live", true)
+    expectError(await client(h.url, revoked).get("/api-jobs"), 401, "UNAUTHORIZED")
+  })
+
+  it("nothing is written by an unauthenticated create", async () => {
+    await anonymous.post("/api-jobs", nestedJob("NOKEY-2"))
+    await client(h.url, wellFormedButUnknown).post("/api-jobs", nestedJob("NOKEY-2"))
+    const n = await h.sql(`SELECT count(*)::int AS n FROM jobs WHERE job_number = 'NOKEY-2'`)
+    expect(n[0]!.n).toBe(0)
+  })
+})
+
+describe("valid keys", () => {
+  it("a live key via Authorization: Bearer", async () => {
+    const res = await api.get("/api-jobs")
+    expect(res.status).toBe(200)
+    expect(res.body.success).toBe(true)
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/)
+  })
+
+  it("a live key via X-API-Key, for every method", async () => {
+    const headers = { "x-api-key": key }
+    expect((await anonymous.get("/api-jobs", { headers })).status).toBe(200)
+    const created = await anonymous.post("/api-jobs", nestedJob("XKEY-1"), { headers })
+    expect(created.status).toBe(201)
+    const id = created.body.data.job.id
+    const patched = await anonymous.send("PATCH", `/api-jobs?id=${id}`, { notes: "via x-api-key" }, { headers })
+    expect(patched.status).toBe(200)
+    expect(patched.body.data.job.notes).toBe("via x-api-key")
+    const deleted = await anonymous.send("DELETE", `/api-jobs?id=${id}`, undefined, { headers })
+    expect(deleted.status).toBe(200)
+    expect(deleted.body.data).toEqual({ id, deleted: true })
+  })
+
+  it("the bearer scheme is case-insensitive", async () => {
+    expect((await anonymous.get("/api-jobs", { headers: { authorization: `bearer ${key}` } })).status).toBe(200)
+  })
+
+  it("a svc_test_ key of the tenant works and sees the tenant's records", async () => {
+    const testKey = generateApiKey("test")
+    await insertKey(testKey, "test")
+    const created = await api.post("/api-jobs", nestedJob("TESTKEY-1"))
+    expect(created.status).toBe(201)
+    const res = await client(h.url, testKey).get(`/api-jobs?id=${created.body.data.job.id}`)
+    expect(res.status).toBe(200)
+    expect(res.body.data.job.job_number).toBe("TESTKEY-1")
+  })
+})
+
+describe("404 and 405", () => {
+  it("an unknown path is 404 NOT_FOUND, with or without a key", async () => {
+    expectError(await api.get("/api-nothing-here"), 404, "NOT_FOUND")
+    expectError(await anonymous.get("/api-nothing-here"), 404, "NOT_FOUND")
+    expectError(await api.post("/api-jobs/unknown", {}), 404, "NOT_FOUND")
+    const outside = await fetch(h.url.replace("/functions/v1", "/elsewhere"))
+    expect(outside.status).toBe(404)
+    const body = await outside.json()
+    expect(body).toMatchObject({ success: false, error: { code: "NOT_FOUND", statusCode: 404 } })
+  })
+
+  it("PUT /api-jobs is 405 METHOD_NOT_ALLOWED with an allow header", async () => {
+    for (const c of [api, anonymous]) {
+      const res = await c.put("/api-jobs", nestedJob("PUT-1"))
+      expectError(res, 405, "METHOD_NOT_ALLOWED")
+      const allow = (res.headers.get("allow") ?? "").split(",").map((m) => m.trim()).sort()
+      expect(allow).toEqual(expect.arrayContaining(["DELETE", "GET", "PATCH", "POST"]))
+      expect(allow).not.toContain("PUT")
+    }
+    const n = await h.sql(`SELECT count(*)::int AS n FROM jobs WHERE job_number = 'PUT-1'`)
+    expect(n[0]!.n).toBe(0)
+  })
+
+  it("GET /api-jobs/sync is 405 (only PUT is defined there)", async () => {
+    const res = await api.get("/api-jobs/sync")
+    expectError(res, 405, "METHOD_NOT_ALLOWED")
+    expect(res.headers.get("allow")).toContain("PUT")
+  })
+})
+
+describe("CORS (spec 5.8)", () => {
+  it("an OPTIONS preflight answers the CORS headers without a key", async () => {
+    const res = await fetch(`${h.url}/api-jobs`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type"
+      }
+    })
+    expect(res.status === 200 || res.status === 204).toBe(true)
+    expect(res.headers.get("access-control-allow-origin")).toBe("*")
+    const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(",").map((s) => s.trim())
+    expect(allowed).toEqual(expect.arrayContaining(["authorization", "x-client-info", "apikey", "content-type"]))
+    const methods = (res.headers.get("access-control-allow-methods") ?? "").split(",").map((s) => s.trim())
+    expect(methods).toEqual(expect.arrayContaining(["GET", "POST", "PATCH", "DELETE"]))
+  })
+
+  it("normal and error responses carry access-control-allow-origin", async () => {
+    expect((await api.get("/api-jobs")).headers.get("access-control-allow-origin")).toBe("*")
+    expect((await anonymous.get("/api-jobs")).headers.get("access-control-allow-origin")).toBe("*")
+    expect((await api.get("/api-jobs?limit=0")).headers.get("access-control-allow-origin")).toBe("*")
+    expect((await api.get("/api-nowhere")).headers.get("access-control-allow-origin")).toBe("*")
+  })
+})
+
+describe("body limit", () => {
+  it("a body over the limit (10 MiB by default) is 413 with the JSON envelope, and writes nothing", async () => {
+    const big = JSON.stringify(nestedJob("BIG-1", 1, 1, { notes: "x".repeat(11 * 1024 * 1024) }))
+    const res = await api.post("/api-jobs", undefined, { raw: big })
+    expectError(res, 413, res.body?.error?.code)
+    expect(typeof res.body.error.code).toBe("string")
+    const n = await h.sql(`SELECT count(*)::int AS n FROM jobs WHERE job_number = 'BIG-1'`)
+    expect(n[0]!.n).toBe(0)
+  })
+
+  it("a body just under the limit is accepted", async () => {
+    const res = await api.post("/api-jobs", nestedJob("BIG-2", 1, 1, { notes: "y".repeat(2 * 1024 * 1024) }))
+    expect(res.status).toBe(201)
+    expect(res.body.data.job.notes).toHaveLength(2 * 1024 * 1024)
+  })
+})
+
+describe("query parameters (DECISIONS)", () => {
+  it("a malformed query is 400 before authentication (spec 7.4), a well-formed one without a key is 401", async () => {
+    const anon = client(h.url)
+    for (const q of ["limit=abc", "offset=1.5", "id=nope", "priority=high"]) {
+      const res = await anon.get(`/api-jobs?${q}`)
+      expect(res.status, q).toBe(400)
+      expect(res.body.error.code).toBe("BAD_REQUEST")
+    }
+    expect((await anon.patch("/api-jobs?id=nope", { notes: "x" })).status).toBe(400)
+    expect((await anon.get("/api-jobs?limit=0")).status).toBe(401)
+    expect((await anon.get("/api-jobs?limit=5")).status).toBe(401)
+  })
+
+  it("a non-numeric limit is 400 BAD_REQUEST", async () => {
+    expectError(await api.get("/api-jobs?limit=abc"), 400, "BAD_REQUEST")
+    expectError(await api.get("/api-jobs?offset=1e2"), 400, "BAD_REQUEST")
+  })
+
+  it("limit=0 is 422 VALIDATION_ERROR with a detail for limit", async () => {
+    const res = await api.get("/api-jobs?limit=0")
+    expectError(res, 422, "VALIDATION_ERROR")
+    expect(res.body.error.details).toEqual([
+      { field: "limit", message: expect.any(String), value: 0, constraint: "MIN_VALUE", entityType: "query", entityIndex: 0 }
+    ])
+  })
+})
+
+describe("every error answer is the spec 7.1 envelope", () => {
+  it("for each status the pipeline produces", async () => {
+    const cases: Array<[Promise<Reply>, number, string]> = [
+      [anonymous.post("/api-jobs", undefined, { raw: "{" }), 400, "BAD_REQUEST"],
+      [api.get("/api-jobs?id=nope"), 400, "BAD_REQUEST"],
+      [anonymous.get("/api-jobs"), 401, "UNAUTHORIZED"],
+      [api.get("/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11"), 404, "NOT_FOUND"],
+      [api.get("/no-such-path"), 404, "NOT_FOUND"],
+      [api.put("/api-jobs", {}), 405, "METHOD_NOT_ALLOWED"],
+      [api.post("/api-jobs", { job_number: "" }), 422, "VALIDATION_ERROR"],
+      [api.delete("/api-jobs"), 422, "VALIDATION_ERROR"]
+    ]
+    for (const [reply, status, code] of cases) {
+      const res = await reply
+      expectError(res, status, code)
+      expect(Object.keys(res.body).sort()).toEqual(["error", "success"])
+    }
+  })
+})
+
+describe("OpenAPI and docs", () => {
+  it("GET /functions/v1/openapi.json is an OpenAPI 3.1 document with the api-jobs path", async () => {
+    const res = await fetch(`${h.url}/openapi.json`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/)
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> }
+    expect(doc.openapi).toMatch(/^3\.1\./)
+    expect(Object.keys(doc.paths)).toContain("/functions/v1/api-jobs")
+    expect(Object.keys(doc.paths["/functions/v1/api-jobs"]!).sort()).toEqual(expect.arrayContaining(["delete", "get", "patch", "post"]))
+  })
+
+  it("GET /functions/v1/docs is an HTML page that loads nothing from a CDN", async () => {
+    const res = await fetch(`${h.url}/docs`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/)
+    const html = await res.text()
+    expect(html.toLowerCase()).toContain("<html")
+    expect(html).not.toMatch(/<script[^>]+src=["']https?:/i)
+    expect(html).not.toMatch(/<link[^>]+href=["']https?:/i)
+    expect(html).not.toContain("unpkg")
+  })
+
+  it("the docs page embeds the OpenAPI document and does not fetch web fonts", async () => {
+    const html = await (await fetch(`${h.url}/docs`)).text()
+    expect(html).toContain("/functions/v1/api-jobs")
+    expect(html).toMatch(/"withDefaultFonts":\s*false/)
+  })
+})

@@ -1,0 +1,534 @@
+// The validation-detail builder (spec 7.3): every rule yields one detail with its path, constraint,
+// entity and the offending value, and all problems of a request are reported at once.
+import { Effect, Exit, Schema, type SchemaIssue } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  decodeInput,
+  decodePatchInput,
+  detail,
+  formatPath,
+  IsoDate,
+  issueDetails,
+  JobCreate,
+  JobPatch,
+  normalizeJobInput,
+  OperationCreate,
+  OperationPatch,
+  PartCreate,
+  renameAliases,
+  type ValidationDetail,
+  ValidationFailed
+} from "../src/index.ts"
+
+const decodeJob = decodeInput(JobCreate, "job")
+const patchJob = decodePatchInput(JobPatch, "job")
+const decodePart = decodeInput(PartCreate, "part")
+const decodeOperation = decodeInput(OperationCreate, "operation")
+
+const failure = (effect: Effect.Effect<unknown, ValidationFailed>): ValidationFailed => {
+  const e = Effect.runSync(Effect.flip(effect))
+  expect(e).toBeInstanceOf(ValidationFailed)
+  return e
+}
+const jobErrors = (input: unknown) => failure(decodeJob(input)).details
+const only = (details: ReadonlyArray<ValidationDetail>): ValidationDetail => {
+  expect(details).toHaveLength(1)
+  return details[0]!
+}
+const at = (details: ReadonlyArray<ValidationDetail>, field: string): ValidationDetail => {
+  const found = details.filter((d) => d.field === field)
+  expect(found, `one detail at ${field} in ${JSON.stringify(details)}`).toHaveLength(1)
+  return found[0]!
+}
+
+const op = (sequence: number, extra: Record<string, unknown> = {}) => ({ operation_name: `Op ${sequence}`, sequence, ...extra })
+const part = (extra: Record<string, unknown> = {}) => ({ part_number: "P-1", quantity: 1, operations: [op(1)], ...extra })
+const job = (extra: Record<string, unknown> = {}) => ({ job_number: "J-1", parts: [part()], ...extra })
+
+describe("formatPath", () => {
+  it("joins keys with dots and indexes with brackets", () => {
+    expect(formatPath(["parts", 0, "operations", 1, "sequence"])).toBe("parts[0].operations[1].sequence")
+    expect(formatPath(["job_number"])).toBe("job_number")
+    expect(formatPath(["parts", 2])).toBe("parts[2]")
+    expect(formatPath([])).toBe("")
+  })
+})
+
+describe("detail", () => {
+  it("names the entity and index of the innermost nested array and echoes the value at the path", () => {
+    const input = { parts: [part(), part({ operations: [op(1), op(7)] })] }
+    expect(detail("job", input, ["parts", 1, "operations", 1, "sequence"], "MAX_VALUE", "too big")).toEqual({
+      field: "parts[1].operations[1].sequence",
+      message: "too big",
+      value: 7,
+      constraint: "MAX_VALUE",
+      entityType: "operation",
+      entityIndex: 1
+    })
+  })
+
+  it("uses the root entity at index 0 for top-level fields, and null for a missing value", () => {
+    expect(detail("job", {}, ["job_number"], "NOT_NULL", "required")).toEqual({
+      field: "job_number",
+      message: "required",
+      value: null,
+      constraint: "NOT_NULL",
+      entityType: "job",
+      entityIndex: 0
+    })
+  })
+
+  it("keeps an explicit value", () => {
+    expect(detail("job", { a: 1 }, ["a"], "FK_CONSTRAINT", "m", "given").value).toBe("given")
+  })
+})
+
+describe("issueDetails", () => {
+  const issueOf = (schema: Schema.Top & { readonly DecodingServices: never }, input: unknown): SchemaIssue.Issue => {
+    const exit = Schema.decodeUnknownExit(schema as any)(input, { errors: "all" }) as Exit.Exit<unknown, Schema.SchemaError>
+    expect(Exit.isFailure(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+    const reason = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: Schema.SchemaError }
+    return reason.error.issue
+  }
+
+  it("walks every leaf of the issue tree, with item entities for `items` arrays", () => {
+    const schema = Schema.Struct({
+      name: Schema.String,
+      items: Schema.Array(Schema.Struct({ qty: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)) }))
+    })
+    const input = { items: [{ qty: 1 }, { qty: 0 }, { qty: "x" }] }
+    const details = issueDetails("batch", input, issueOf(schema, input))
+    expect(details).toHaveLength(3)
+    expect(at(details, "name")).toMatchObject({ constraint: "NOT_NULL", entityType: "batch", entityIndex: 0, value: null })
+    expect(at(details, "items[1].qty")).toMatchObject({ constraint: "MIN_VALUE", entityType: "item", entityIndex: 1, value: 0 })
+    expect(at(details, "items[2].qty")).toMatchObject({ constraint: "TYPE_MISMATCH", entityType: "item", entityIndex: 2, value: "x" })
+  })
+})
+
+describe("decodeInput: job create (spec 7.3)", () => {
+  it("accepts a minimal valid job", () => {
+    const decoded = Effect.runSync(decodeJob(job()))
+    expect(decoded.job_number).toBe("J-1")
+    expect(decoded.parts[0]!.operations[0]!.sequence).toBe(1)
+  })
+
+  it("rejects a body that is not a JSON object", () => {
+    for (const body of [null, [], "job", 3]) {
+      const d = only(jobErrors(body))
+      expect(d.constraint).toBe("TYPE_MISMATCH")
+      expect(d.entityType).toBe("job")
+    }
+  })
+
+  describe("NOT_NULL", () => {
+    it("missing job_number", () => {
+      const { job_number: _, ...input } = job()
+      expect(only(jobErrors(input))).toEqual({
+        field: "job_number",
+        message: expect.stringContaining("job_number"),
+        value: null,
+        constraint: "NOT_NULL",
+        entityType: "job",
+        entityIndex: 0
+      })
+    })
+
+    it("null job_number", () => {
+      expect(only(jobErrors(job({ job_number: null })))).toMatchObject({ field: "job_number", constraint: "NOT_NULL", value: null })
+    })
+
+    it("missing parts", () => {
+      const { parts: _, ...input } = job()
+      expect(only(jobErrors(input))).toMatchObject({ field: "parts", constraint: "NOT_NULL", entityType: "job" })
+    })
+
+    it("missing quantity of a part", () => {
+      const { quantity: _, ...p } = part()
+      expect(only(jobErrors(job({ parts: [part(), p] })))).toMatchObject({
+        field: "parts[1].quantity",
+        constraint: "NOT_NULL",
+        value: null,
+        entityType: "part",
+        entityIndex: 1
+      })
+    })
+
+    it("null operation_name of a nested operation", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(1), op(2, { operation_name: null })] })] })))).toMatchObject({
+        field: "parts[0].operations[1].operation_name",
+        constraint: "NOT_NULL",
+        value: null,
+        entityType: "operation",
+        entityIndex: 1
+      })
+    })
+
+    it("missing sequence of a nested operation", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [{ operation_name: "Cut" }] })] })))).toMatchObject({
+        field: "parts[0].operations[0].sequence",
+        constraint: "NOT_NULL",
+        entityType: "operation",
+        entityIndex: 0
+      })
+    })
+  })
+
+  describe("TYPE_MISMATCH", () => {
+    it("a string where an integer is expected, with the value echoed", () => {
+      expect(only(jobErrors(job({ parts: [part({ quantity: "3" })] })))).toMatchObject({
+        field: "parts[0].quantity",
+        constraint: "TYPE_MISMATCH",
+        value: "3",
+        entityType: "part",
+        entityIndex: 0
+      })
+    })
+
+    it("a fractional quantity", () => {
+      expect(only(jobErrors(job({ parts: [part({ quantity: 1.5 })] })))).toMatchObject({
+        field: "parts[0].quantity",
+        constraint: "TYPE_MISMATCH",
+        value: 1.5
+      })
+    })
+
+    it("a number where a string is expected", () => {
+      expect(only(jobErrors(job({ customer: 5 })))).toMatchObject({ field: "customer", constraint: "TYPE_MISMATCH", value: 5 })
+    })
+
+    it("parts that is not an array", () => {
+      expect(only(jobErrors(job({ parts: "x" })))).toMatchObject({ field: "parts", constraint: "TYPE_MISMATCH", value: "x" })
+    })
+
+    it("metadata that is not an object", () => {
+      expect(only(jobErrors(job({ metadata: [1] })))).toMatchObject({ field: "metadata", constraint: "TYPE_MISMATCH" })
+    })
+
+    it("is_bullet_card that is not a boolean", () => {
+      expect(only(jobErrors(job({ parts: [part({ is_bullet_card: "yes" })] })))).toMatchObject({
+        field: "parts[0].is_bullet_card",
+        constraint: "TYPE_MISMATCH",
+        value: "yes"
+      })
+    })
+  })
+
+  describe("MIN_LENGTH / MAX_LENGTH", () => {
+    it("empty job_number", () => {
+      expect(only(jobErrors(job({ job_number: "" })))).toMatchObject({ field: "job_number", constraint: "MIN_LENGTH", value: "" })
+    })
+
+    it("job_number of 256 characters; 255 is accepted", () => {
+      expect(only(jobErrors(job({ job_number: "x".repeat(256) })))).toMatchObject({ field: "job_number", constraint: "MAX_LENGTH" })
+      expect(Effect.runSync(decodeJob(job({ job_number: "x".repeat(255) }))).job_number).toHaveLength(255)
+    })
+
+    it("customer over 255 characters", () => {
+      const customer = "c".repeat(256)
+      expect(only(jobErrors(job({ customer })))).toMatchObject({ field: "customer", constraint: "MAX_LENGTH", value: customer })
+    })
+
+    it("empty part_number", () => {
+      expect(only(jobErrors(job({ parts: [part({ part_number: "" })] })))).toMatchObject({
+        field: "parts[0].part_number",
+        constraint: "MIN_LENGTH",
+        entityType: "part"
+      })
+    })
+
+    it("drawing_no over 255 characters", () => {
+      expect(only(jobErrors(job({ parts: [part({ drawing_no: "d".repeat(256) })] })))).toMatchObject({
+        field: "parts[0].drawing_no",
+        constraint: "MAX_LENGTH"
+      })
+    })
+
+    it("operation_name over 255 characters", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(1, { operation_name: "o".repeat(256) })] })] })))).toMatchObject({
+        field: "parts[0].operations[0].operation_name",
+        constraint: "MAX_LENGTH",
+        entityType: "operation"
+      })
+    })
+
+    it("a job needs at least one part", () => {
+      expect(only(jobErrors(job({ parts: [] })))).toEqual({
+        field: "parts",
+        message: expect.any(String),
+        value: [],
+        constraint: "MIN_LENGTH",
+        entityType: "job",
+        entityIndex: 0
+      })
+    })
+
+    it("a nested part needs at least one operation", () => {
+      expect(only(jobErrors(job({ parts: [part(), part({ part_number: "P-2", operations: [] })] })))).toEqual({
+        field: "parts[1].operations",
+        message: expect.any(String),
+        value: [],
+        constraint: "MIN_LENGTH",
+        entityType: "part",
+        entityIndex: 1
+      })
+    })
+  })
+
+  describe("MIN_VALUE", () => {
+    it("quantity >= 1", () => {
+      expect(only(jobErrors(job({ parts: [part({ quantity: 0 })] })))).toMatchObject({
+        field: "parts[0].quantity",
+        constraint: "MIN_VALUE",
+        value: 0
+      })
+      expect(Effect.runSync(decodeJob(job({ parts: [part({ quantity: 1 })] }))).parts[0]!.quantity).toBe(1)
+    })
+
+    it("sequence >= 1", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(0)] })] })))).toMatchObject({
+        field: "parts[0].operations[0].sequence",
+        constraint: "MIN_VALUE",
+        value: 0,
+        entityType: "operation"
+      })
+    })
+
+    it("priority >= 0 (0 accepted)", () => {
+      expect(only(jobErrors(job({ priority: -1 })))).toMatchObject({ field: "priority", constraint: "MIN_VALUE", value: -1 })
+      expect(Effect.runSync(decodeJob(job({ priority: 0 }))).priority).toBe(0)
+    })
+
+    it("estimated_time_minutes >= 0 (0 accepted)", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(1, { estimated_time_minutes: -0.5 })] })] })))).toMatchObject({
+        field: "parts[0].operations[0].estimated_time_minutes",
+        constraint: "MIN_VALUE",
+        value: -0.5
+      })
+      const ok = Effect.runSync(decodeJob(job({ parts: [part({ operations: [op(1, { estimated_time_minutes: 0 })] })] })))
+      expect(ok.parts[0]!.operations[0]!.estimated_time_minutes).toBe(0)
+    })
+
+    it("setup_time_minutes >= 0", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(1, { setup_time_minutes: -1 })] })] })))).toMatchObject({
+        field: "parts[0].operations[0].setup_time_minutes",
+        constraint: "MIN_VALUE"
+      })
+    })
+  })
+
+  describe("UUID_FORMAT", () => {
+    it("current_cell_id of the job", () => {
+      expect(only(jobErrors(job({ current_cell_id: "not-a-uuid" })))).toMatchObject({
+        field: "current_cell_id",
+        constraint: "UUID_FORMAT",
+        value: "not-a-uuid"
+      })
+    })
+
+    it("cell_id of a nested operation", () => {
+      expect(only(jobErrors(job({ parts: [part({ operations: [op(1, { cell_id: "123" })] })] })))).toMatchObject({
+        field: "parts[0].operations[0].cell_id",
+        constraint: "UUID_FORMAT",
+        entityType: "operation"
+      })
+    })
+
+    it("job_id of a standalone part", () => {
+      const { operations: _, ...p } = part()
+      expect(only(failure(decodePart({ ...p, job_id: "abc" })).details)).toEqual({
+        field: "job_id",
+        message: expect.any(String),
+        value: "abc",
+        constraint: "UUID_FORMAT",
+        entityType: "part",
+        entityIndex: 0
+      })
+    })
+  })
+
+  describe("ENUM_CONSTRAINT", () => {
+    it("unknown job status", () => {
+      const d = only(jobErrors(job({ status: "paused" })))
+      expect(d).toMatchObject({ field: "status", constraint: "ENUM_CONSTRAINT", value: "paused", entityType: "job" })
+      expect(d.message).toContain("not_started")
+    })
+
+    it("every job status of spec 2.1 is accepted", () => {
+      for (const status of ["not_started", "in_progress", "on_hold", "completed"]) {
+        expect(Effect.runSync(decodeJob(job({ status }))).status).toBe(status)
+      }
+    })
+
+    it("unknown part status", () => {
+      expect(only(jobErrors(job({ parts: [part({ status: "on_hold" })] })))).toMatchObject({
+        field: "parts[0].status",
+        constraint: "ENUM_CONSTRAINT",
+        entityType: "part"
+      })
+    })
+
+    it("operation PATCH status accepts `paused` and rejects unknown values", () => {
+      const patchOp = decodePatchInput(OperationPatch, "operation")
+      expect(Effect.runSync(patchOp({ status: "paused" })).status).toBe("paused")
+      expect(only(failure(patchOp({ status: "stopped" })).details)).toMatchObject({
+        field: "status",
+        constraint: "ENUM_CONSTRAINT",
+        entityType: "operation"
+      })
+    })
+  })
+
+  describe("DATE_FORMAT", () => {
+    for (const due_date of ["2023-02-29", "tomorrow", "2024-13-01", "2024-1-01", "2024-04-31", ""]) {
+      it(`rejects due_date ${JSON.stringify(due_date)}`, () => {
+        expect(only(jobErrors(job({ due_date })))).toEqual({
+          field: "due_date",
+          message: expect.any(String),
+          value: due_date,
+          constraint: "DATE_FORMAT",
+          entityType: "job",
+          entityIndex: 0
+        })
+      })
+    }
+
+    it("accepts the leap day 2024-02-29", () => {
+      expect(Effect.runSync(decodeJob(job({ due_date: "2024-02-29" }))).due_date).toBe("2024-02-29")
+    })
+
+    it("IsoDate accepts dates and ISO timestamps, and rejects impossible days", () => {
+      const ok = (s: string) => Exit.isSuccess(Schema.decodeUnknownExit(IsoDate)(s))
+      expect(ok("2024-02-29")).toBe(true)
+      expect(ok("2024-12-31")).toBe(true)
+      expect(ok("2024-02-29T10:30:00Z")).toBe(true)
+      expect(ok("2023-02-29")).toBe(false)
+      expect(ok("2024-13-01")).toBe(false)
+      expect(ok("2024-00-10")).toBe(false)
+      expect(ok("tomorrow")).toBe(false)
+      expect(ok("2024-02-29garbage")).toBe(false)
+    })
+  })
+
+  describe("all errors at once", () => {
+    const input = {
+      job_number: "",
+      priority: -2,
+      status: "bogus",
+      due_date: "2024-13-01",
+      parts: [
+        { part_number: "P-1", quantity: 0, operations: [op(1), op(0)] },
+        { part_number: "P-2", quantity: 1, operations: [] }
+      ]
+    }
+    const e = failure(decodeJob(input))
+
+    it("collects every problem with its path, entity and index", () => {
+      const byField = Object.fromEntries(e.details.map((d) => [d.field, [d.constraint, d.entityType, d.entityIndex, d.value]]))
+      expect(byField).toEqual({
+        job_number: ["MIN_LENGTH", "job", 0, ""],
+        priority: ["MIN_VALUE", "job", 0, -2],
+        status: ["ENUM_CONSTRAINT", "job", 0, "bogus"],
+        due_date: ["DATE_FORMAT", "job", 0, "2024-13-01"],
+        "parts[0].quantity": ["MIN_VALUE", "part", 0, 0],
+        "parts[0].operations[1].sequence": ["MIN_VALUE", "operation", 1, 0],
+        "parts[1].operations": ["MIN_LENGTH", "part", 1, []]
+      })
+    })
+
+    it("the summary message states the count", () => {
+      expect(e.details).toHaveLength(7)
+      expect(e.message).toMatch(/\b7 errors\b/)
+      expect(e.message).toContain("job")
+      expect(failure(decodeJob(job({ priority: -1 }))).message).toMatch(/\b1 error\b/)
+    })
+
+    it("every detail carries a non-empty message", () => {
+      for (const d of e.details) expect(d.message.length).toBeGreaterThan(0)
+    })
+  })
+
+  describe("standalone create", () => {
+    it("operation create: part_id and operation_name required, sequence optional", () => {
+      const details = failure(decodeOperation({})).details
+      expect(details.map((d) => [d.field, d.constraint, d.entityType]).sort()).toEqual([
+        ["operation_name", "NOT_NULL", "operation"],
+        ["part_id", "NOT_NULL", "operation"]
+      ])
+      const ok = Effect.runSync(decodeOperation({ part_id: "0b7c3b36-5b0f-4b0e-9d4f-2f3c9a1b2c3d", operation_name: "Cut" }))
+      expect(ok.sequence).toBeUndefined()
+    })
+
+    it("part create: quantity >= 1", () => {
+      const d = only(failure(decodePart({ job_id: "0b7c3b36-5b0f-4b0e-9d4f-2f3c9a1b2c3d", part_number: "P", quantity: 0 })).details)
+      expect(d).toMatchObject({ field: "quantity", constraint: "MIN_VALUE", entityType: "part", entityIndex: 0, value: 0 })
+    })
+  })
+})
+
+describe("decodePatchInput: job PATCH", () => {
+  it("accepts the allowed fields", () => {
+    const patch = Effect.runSync(patchJob({ customer: "B", due_date: "2024-02-29", notes: "n", metadata: { a: 1 }, priority: 3, status: "in_progress" }))
+    expect(patch).toEqual({ customer: "B", due_date: "2024-02-29", notes: "n", metadata: { a: 1 }, priority: 3, status: "in_progress" })
+  })
+
+  for (const field of ["job_number", "id", "tenant_id", "created_at", "parts", "started_at"]) {
+    it(`rejects the non-updatable field ${field} with ENUM_CONSTRAINT`, () => {
+      expect(only(failure(patchJob({ [field]: "x" })).details)).toMatchObject({
+        field,
+        constraint: "ENUM_CONSTRAINT",
+        value: "x",
+        entityType: "job",
+        entityIndex: 0
+      })
+    })
+  }
+
+  it("reports non-updatable fields together with invalid values", () => {
+    const e = failure(patchJob({ job_number: "x", priority: -1, due_date: "2023-02-29" }))
+    expect(e.details.map((d) => [d.field, d.constraint]).sort()).toEqual([
+      ["due_date", "DATE_FORMAT"],
+      ["job_number", "ENUM_CONSTRAINT"],
+      ["priority", "MIN_VALUE"]
+    ])
+    expect(e.message).toMatch(/\b3 errors\b/)
+  })
+
+  it("null clears a nullable field", () => {
+    expect(Effect.runSync(patchJob({ customer: null, due_date: null }))).toEqual({ customer: null, due_date: null })
+  })
+})
+
+describe("renameAliases", () => {
+  it("moves an alias to its canonical name", () => {
+    expect(renameAliases({ customer_name: "Acme", description: "d" }, { customer_name: "customer", description: "notes" })).toEqual({
+      customer: "Acme",
+      notes: "d"
+    })
+  })
+
+  it("keeps the canonical value when both are given, and drops the alias", () => {
+    expect(renameAliases({ customer_name: "Alias", customer: "Canonical" }, { customer_name: "customer" })).toEqual({ customer: "Canonical" })
+  })
+
+  it("returns the input itself when no alias is present, and leaves non-objects alone", () => {
+    const input = { customer: "x" }
+    expect(renameAliases(input, { customer_name: "customer" })).toBe(input)
+    expect(renameAliases(null, { a: "b" })).toBe(null)
+    expect(renameAliases([1], { a: "b" })).toEqual([1])
+  })
+
+  it("normalizeJobInput renames job and nested operation aliases before decoding", () => {
+    const input = normalizeJobInput({
+      job_number: "J",
+      customer_name: "Acme",
+      description: "rush",
+      parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1, estimated_time: 12, instructions: "go" }] }]
+    })
+    const decoded = Effect.runSync(decodeJob(input))
+    expect(decoded.customer).toBe("Acme")
+    expect(decoded.notes).toBe("rush")
+    expect(decoded.parts[0]!.operations[0]!.estimated_time_minutes).toBe(12)
+    expect(decoded.parts[0]!.operations[0]!.notes).toBe("go")
+  })
+})
