@@ -6,7 +6,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import { type Job, type JobDetail, type JobListQuery, JobStore, type JobWithParts, type Operation, type Part, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow, upsertRows } from "../rows.ts"
-import { contains, orderBy, uuidArray } from "./common.ts"
+import { contains, uuidArray } from "./common.ts"
+import { listPage } from "./crud.ts"
 
 export const jobDefaults = { status: "'not_started'", priority: "0" }
 export const partDefaults = { status: "'not_started'", is_bullet_card: "false" }
@@ -66,16 +67,15 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
           const s = contains(f.search)
           where.push(sql`(j.job_number ILIKE ${s} OR j.customer ILIKE ${s})`)
         }
-        const rows = yield* sql<Job & { total: number }>`
-          SELECT j.*, count(*) OVER ()::int AS total FROM jobs j WHERE ${sql.and(where)}
-          ${sql.literal(orderBy(jobSort, q.sort, q.order, "j"))} LIMIT ${q.limit} OFFSET ${q.offset}`
-        const total = rows.length > 0
-          ? rows[0]!.total
-          : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs j WHERE ${sql.and(where)}`)[0]!.n
+        const { rows, total } = yield* listPage<Job>(sql, { table: "jobs", alias: "j", where, sort: jobSort, query: q })
         const parts = yield* partsOf(tenantId, rows.map((r) => r.id))
         const byJob = new Map<string, Array<Part>>()
-        for (const p of parts) byJob.set(p.job_id, [...(byJob.get(p.job_id) ?? []), p])
-        const jobs: Array<JobWithParts> = rows.map(({ total: _t, ...job }) => ({ ...job, parts: byJob.get(job.id) ?? [] }))
+        for (const p of parts) {
+          const list = byJob.get(p.job_id)
+          if (list === undefined) byJob.set(p.job_id, [p])
+          else list.push(p)
+        }
+        const jobs: Array<JobWithParts> = rows.map((job) => ({ ...job, parts: byJob.get(job.id) ?? [] }))
         return { rows: jobs, total }
       }).pipe(die),
 

@@ -5,7 +5,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { type Operation, type OperationListQuery, OperationStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow, upsertRows } from "../rows.ts"
-import { contains, orderBy } from "./common.ts"
+import { contains } from "./common.ts"
+import { listPage } from "./crud.ts"
 import { operationDefaults, stampSql } from "./jobs.ts"
 
 const operationSort = {
@@ -55,13 +56,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           const s = contains(f.search)
           where.push(sql`(o.operation_name ILIKE ${s} OR o.notes ILIKE ${s})`)
         }
-        const rows = yield* sql<Operation & { total: number }>`
-          SELECT o.*, count(*) OVER ()::int AS total FROM operations o WHERE ${sql.and(where)}
-          ${sql.literal(orderBy(operationSort, q.sort, q.order, "o"))} LIMIT ${q.limit} OFFSET ${q.offset}`
-        const total = rows.length > 0
-          ? rows[0]!.total
-          : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM operations o WHERE ${sql.and(where)}`)[0]!.n
-        return { rows: rows.map(({ total: _t, ...o }) => o as Operation), total }
+        return yield* listPage<Operation>(sql, { table: "operations", alias: "o", where, sort: operationSort, query: q })
       }).pipe(Effect.orDie),
     get: (tenantId, id) =>
       sql<Operation>`SELECT o.* FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(

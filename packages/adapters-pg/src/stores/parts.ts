@@ -4,7 +4,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow, upsertRows } from "../rows.ts"
-import { contains, orderBy } from "./common.ts"
+import { contains } from "./common.ts"
+import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
 
 const partSort = {
@@ -46,13 +47,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
           const s = contains(f.search)
           where.push(sql`(p.part_number ILIKE ${s} OR p.notes ILIKE ${s})`)
         }
-        const rows = yield* sql<Part & { total: number }>`
-          SELECT p.*, count(*) OVER ()::int AS total FROM parts p WHERE ${sql.and(where)}
-          ${sql.literal(orderBy(partSort, q.sort, q.order, "p"))} LIMIT ${q.limit} OFFSET ${q.offset}`
-        const total = rows.length > 0
-          ? rows[0]!.total
-          : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM parts p WHERE ${sql.and(where)}`)[0]!.n
-        return { rows: rows.map(({ total: _t, ...p }) => p as Part), total }
+        return yield* listPage<Part>(sql, { table: "parts", alias: "p", where, sort: partSort, query: q })
       }).pipe(Effect.orDie),
     get,
     update: (tenantId, id, changes) => updateRow<Part>(sql, "parts", tenantId, id, changes).pipe(mapConstraints),

@@ -2,6 +2,7 @@
 import { Context, Effect, Layer } from "effect"
 import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
 import { refuseMove, transitionTo } from "../lifecycle.ts"
+import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
 import { checkReferences, ensureOwned } from "../references.ts"
@@ -130,14 +131,7 @@ export class Jobs extends Context.Service<Jobs, {
           const q = yield* decodeListQuery(jobListSpec, raw)
           return toPage(q)(yield* store.list(tenant.id, q))
         }),
-      get: (id) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("jobs", id)
-          const job = yield* store.get(tenant.id, id)
-          if (job === undefined) return yield* new NotFound({ entity: "job", id })
-          return job
-        }).pipe(withRefs),
+      get: (id) => findOwned("jobs", "job", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
       update,
       remove: (id) =>
         Effect.gen(function*() {

@@ -4,6 +4,7 @@ import type { BadRequest, Conflict, Forbidden, ValidationFailed } from "../error
 import { type InvalidStateTransition, NotFound } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { refuseMove, transitionTo } from "../lifecycle.ts"
+import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
@@ -75,14 +76,7 @@ export class Operations extends Context.Service<Operations, {
           const filters = q.filters.status === "paused" ? { ...q.filters, status: "on_hold" } : q.filters
           return toPage(q)(yield* store.list(tenant.id, { ...q, filters }))
         }),
-      get: (id) =>
-        withRefs(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("operations", id)
-          const op = yield* store.get(tenant.id, id)
-          if (op === undefined) return yield* new NotFound({ entity: "operation", id })
-          return op
-        })),
+      get: (id) => withRefs(findOwned("operations", "operation", id, (tenantId) => store.get(tenantId, id))),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

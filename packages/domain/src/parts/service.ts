@@ -2,6 +2,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
+import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
@@ -93,14 +94,7 @@ export class Parts extends Context.Service<Parts, {
           const q = yield* decodeListQuery(partListSpec, raw)
           return toPage(q)(yield* store.list(tenant.id, q))
         }),
-      get: (id) =>
-        provide(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("parts", id)
-          const part = yield* store.get(tenant.id, id)
-          if (part === undefined) return yield* new NotFound({ entity: "part", id })
-          return part
-        })),
+      get: (id) => provide(findOwned("parts", "part", id, (tenantId) => store.get(tenantId, id))),
       update: (id, raw) =>
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

@@ -1,0 +1,108 @@
+// The shape shared by plain resources (cells, profiles): create, list, read, update, delete with the
+// tenant rules, and the read-one rule (404 / 403) every resource uses.
+import { Effect, type Schema } from "effect"
+import { Conflict, type BadRequest, type Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
+import type { NewRow } from "./jobs/store.ts"
+import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
+import { decodeListQuery, type FilterKind, type ListQuery, type ListSpec, type Page, type Slice, toPage } from "./query.ts"
+import { ensureOwned } from "./references.ts"
+import { decodeInput, decodePatchInput } from "./validation.ts"
+
+/** Reads a record of the caller's tenant: 404 when no tenant has it, 403 when another does. */
+export const findOwned = <T>(
+  table: ReferenceTable,
+  entity: string,
+  id: string,
+  fetch: (tenantId: string) => Effect.Effect<T | undefined>
+) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    yield* ensureOwned(table, id)
+    const row = yield* fetch(tenant.id)
+    if (row === undefined) return yield* new NotFound({ entity, id })
+    return row
+  })
+
+export interface CrudStore<T> {
+  readonly insert: (row: NewRow<T>) => Effect.Effect<T, Conflict>
+  readonly list: (tenantId: string, query: ListQuery<Record<string, FilterKind>, string>) => Effect.Effect<Slice<T>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<T | undefined>
+  /** Undefined when no row matched. */
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<T | undefined, Conflict>
+  /** False when no row matched; Conflict while other records reference it. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  /** True when another record of the tenant has this value in the resource's unique field. */
+  readonly taken: (tenantId: string, value: string, exceptId?: string) => Effect.Effect<boolean>
+}
+
+type Services = CurrentTenant
+
+export interface Crud<T> {
+  readonly create: (input: unknown) => Effect.Effect<T, Conflict | ValidationFailed, Services>
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<T>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<T, NotFound | Forbidden, Services>
+  readonly update: (id: string, input: unknown) => Effect.Effect<T, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  /** Hard delete; 409 while other records reference it. */
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
+}
+
+export const makeCrud = <T>(o: {
+  readonly entity: string
+  readonly table: ReferenceTable
+  readonly create: Schema.Struct<any> & { readonly DecodingServices: never }
+  readonly patch: Schema.Struct<any> & { readonly DecodingServices: never }
+  readonly listSpec: ListSpec<Record<string, FilterKind>, string>
+  /** The field unique per tenant; a duplicate is 409 even when other fields are invalid (spec 7.4). */
+  readonly unique: string
+  readonly store: CrudStore<T>
+  readonly references: References["Service"]
+}): Crud<T> => {
+  const { store } = o
+  const decodeCreate = decodeInput(o.create, o.entity)
+  const decodePatch = decodePatchInput(o.patch, o.entity)
+  const withRefs = Effect.provideService(References, o.references)
+
+  const decodeUniqueFirst = <A>(decode: (i: unknown) => Effect.Effect<A, ValidationFailed>, input: unknown, exceptId?: string) =>
+    Effect.gen(function*() {
+      const tenant = yield* CurrentTenant
+      return yield* decode(input).pipe(Effect.catchTag("ValidationFailed", (e) => {
+        const value = (input as Record<string, unknown> | null)?.[o.unique]
+        return typeof value === "string" && value.length > 0 && value.length <= 255
+          ? store.taken(tenant.id, value, exceptId).pipe(Effect.flatMap((taken) =>
+            Effect.fail(taken ? new Conflict({ message: `a ${o.entity} with ${o.unique} ${value} already exists`, field: o.unique }) : e)
+          ))
+          : Effect.fail(e)
+      }))
+    })
+
+  return {
+    create: (raw) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const input = yield* decodeUniqueFirst(decodeCreate, raw)
+        return yield* store.insert({ ...(input as object), id: newId(), tenant_id: tenant.id } as NewRow<T>)
+      }),
+    list: (raw) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const q = yield* decodeListQuery(o.listSpec, raw)
+        return toPage(q)(yield* store.list(tenant.id, q))
+      }),
+    get: (id) => findOwned(o.table, o.entity, id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+    update: (id, raw) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        yield* ensureOwned(o.table, id)
+        const patch = yield* decodeUniqueFirst(decodePatch, raw, id)
+        const row = yield* store.update(tenant.id, id, patch as Record<string, unknown>)
+        if (row === undefined) return yield* new NotFound({ entity: o.entity, id })
+        return row
+      }).pipe(withRefs),
+    remove: (id) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        yield* ensureOwned(o.table, id)
+        if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: o.entity, id })
+      }).pipe(withRefs)
+  }
+}
