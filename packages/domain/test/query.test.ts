@@ -2,7 +2,7 @@
 // out-of-range values are 422 with details, and defaults fill what is missing.
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { BadRequest, decodeListQuery, jobListSpec, operationListSpec, requireId, ValidationFailed } from "../src/index.ts"
+import { BadRequest, cellListSpec, decodeListQuery, jobListSpec, operationListSpec, requireId, ValidationFailed } from "../src/index.ts"
 
 const decode = (query: Record<string, string>) => decodeListQuery(jobListSpec, query)
 const ok = (query: Record<string, string>) => Effect.runSync(decode(query))
@@ -78,8 +78,10 @@ describe("decodeListQuery(jobListSpec)", () => {
       expect(malformed({ id: "123" }).message).toContain("id")
     })
 
-    it("include_deleted that is not a boolean", () => {
-      malformed({ include_deleted: "yes" })
+    it("a boolean filter that is not true or false", () => {
+      const e = Effect.runSync(Effect.flip(decodeListQuery(cellListSpec, { active: "yes" })))
+      expect(e).toBeInstanceOf(BadRequest)
+      expect(e.message).toContain("active")
     })
   })
 

@@ -69,8 +69,7 @@ export const jobListSpec = {
     job_number: text,
     priority: int,
     search: text,
-    current_cell_id: uuid,
-    include_deleted: bool
+    current_cell_id: uuid
   },
   sort: ["job_number", "customer", "due_date", "created_at", "status", "priority"],
   defaultSort: "created_at"
