@@ -29,6 +29,6 @@ export const ApiRoutes = (options?: Partial<ServerOptions>) =>
 
 /** A Node HTTP server with the REST API; port 0 picks a free port (read it from HttpServer.address). */
 export const HttpServerLive = (listen: { readonly port: number; readonly host?: string }, options?: Partial<ServerOptions>) =>
-  HttpRouter.serve(ApiRoutes(options), { disableLogger: true }).pipe(
+  HttpRouter.serve(ApiRoutes(options), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: listen.port, host: listen.host ?? "0.0.0.0" }))
   )

@@ -1,6 +1,6 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
-import { Cause, Config, Effect, Layer, Option } from "effect"
+import { Cause, Config, type Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
@@ -95,7 +95,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
 export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const tenants = yield* Tenants
-    const context = yield* Effect.context<R>()
+    // CurrentTenant is provided per request after authentication, not by the layer
+    const context = (yield* Effect.context<Exclude<R, CurrentTenant>>()) as Context.Context<R>
     const all = endpoints()
     const missing = all.filter((e) => handlers[`${e.group}.${e.name}`] === undefined)
     if (missing.length > 0) {

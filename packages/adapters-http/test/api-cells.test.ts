@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+import { client, expectDetail, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -7,19 +7,6 @@ let apiB: ReturnType<typeof client>
 let tenantA: string
 
 const UNKNOWN = "00000000-0000-4000-8000-000000000000"
-
-const expectError = (res: Reply, status: number, code: string) => {
-  expect(res.status).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body.success).toBe(false)
-  expect(res.body.error.code).toBe(code)
-  expect(res.body.error.statusCode).toBe(status)
-}
-
-const expectDetail = (res: Reply, field: string, constraint: string) => {
-  expectError(res, 422, "VALIDATION_ERROR")
-  expect(res.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ field, constraint })]))
-}
 
 const createCell = async (body: Record<string, unknown>, as = api) => {
   const res = await as.post("/api-cells", body)

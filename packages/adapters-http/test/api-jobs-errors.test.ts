@@ -2,7 +2,7 @@
 // pagination, read one, PATCH fields and status moves, soft delete, conflicts, nested rules,
 // races, atomic creates and tenant isolation on every id-taking endpoint.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -17,16 +17,6 @@ beforeAll(async () => {
 afterAll(() => h.close())
 
 const UNKNOWN_ID = "7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11"
-
-/** Asserts the spec 7.1 error envelope with statusCode equal to the HTTP status (DECISIONS). */
-const expectError = (res: Reply, status: number, code: string) => {
-  expect({ status: res.status, body: res.body }).toMatchObject({
-    status,
-    body: { success: false, error: { code, statusCode: status, message: expect.any(String) } }
-  })
-  expect(res.body.error.message.length).toBeGreaterThan(0)
-  expect(res.headers.get("content-type")).toMatch(/^application\/json/)
-}
 
 /** The one detail at `field` of a 422 response. */
 const detailAt = (res: Reply, field: string) => {

@@ -5,6 +5,7 @@ import { DomainLive, Tenants } from "@mes/domain"
 import { StoresPg, testDatabase } from "@mes/adapters-pg"
 import { HttpServerLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
+import { expect } from "vitest"
 
 export interface Harness {
   readonly url: string
@@ -23,7 +24,7 @@ export const startServer = async (): Promise<Harness> => {
     Layer.provideMerge(StoresPg),
     Layer.provideMerge(db)
   )
-  const context = await Effect.runPromise(Layer.buildWithScope(app, scope) as Effect.Effect<any, unknown>)
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)
   const address = await run(Effect.map(Effect.service(HttpServer.HttpServer), (s) => HttpServer.formatAddress(s.address)))
   return {
@@ -89,3 +90,19 @@ export const nestedJob = (jobNumber: string, parts = 1, ops = 1, extra: Record<s
     operations: Array.from({ length: ops }, (_, j) => ({ operation_name: `Op ${j + 1}`, sequence: j + 1 }))
   }))
 })
+
+/** Asserts the spec 7.1 error envelope with statusCode equal to the HTTP status and a JSON body (DECISIONS). */
+export const expectError = (res: Reply, status: number, code: string) => {
+  expect({ status: res.status, body: res.body }).toMatchObject({
+    status,
+    body: { success: false, error: { code, statusCode: status, message: expect.any(String) } }
+  })
+  expect(res.body.error.message.length).toBeGreaterThan(0)
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/)
+}
+
+/** A 422 whose details include one at `field` with `constraint`. */
+export const expectDetail = (res: Reply, field: string, constraint: string) => {
+  expectError(res, 422, "VALIDATION_ERROR")
+  expect(res.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ field, constraint })]))
+}

@@ -2,7 +2,7 @@
 // for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
-import { client, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 let h: Harness
 let key: string
@@ -19,16 +19,6 @@ beforeAll(async () => {
   anonymous = client(h.url)
 })
 afterAll(() => h.close())
-
-/** Spec 7.1 envelope, statusCode = HTTP status, JSON content type (DECISIONS). */
-const expectError = (res: Reply, status: number, code: string) => {
-  expect({ status: res.status, body: res.body }).toMatchObject({
-    status,
-    body: { success: false, error: { code, statusCode: status, message: expect.any(String) } }
-  })
-  expect(res.body.error.message.length).toBeGreaterThan(0)
-  expect(res.headers.get("content-type")).toMatch(/^application\/json/)
-}
 
 /** Inserts an API key row directly (what `mes key create` does), to test key variants. */
 const insertKey = async (k: string, environment: "live" | "test", revoked = false) => {

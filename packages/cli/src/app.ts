@@ -1,0 +1,100 @@
+// The application as the CLI composes it: database from the environment (DATABASE_URL, else
+// embedded PGlite in MES_DATA_DIR), the PostgreSQL stores and the domain services.
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { Config, Effect, Layer, Option } from "effect"
+import { CliError } from "effect/cli"
+import { Db, StoresPg } from "@mes/adapters-pg"
+import { DomainLive } from "@mes/domain"
+import { userError } from "./output.ts"
+
+export const DEFAULT_DATA_DIR = "./.mes/data"
+
+export const DatabaseConfig = Config.all({
+  url: Config.String("DATABASE_URL").pipe(Config.option, Config.map(Option.filter((u) => u !== ""))),
+  dataDir: Config.String("MES_DATA_DIR").pipe(Config.withDefault(DEFAULT_DATA_DIR))
+})
+
+export interface DbOptions {
+  /** Run pending migrations when the database opens (default true). */
+  readonly migrate?: boolean
+}
+
+/** The database alone (SqlClient), from the environment. */
+export const DatabaseLive = (options: DbOptions = {}) => Db.fromEnv({ migrate: options.migrate ?? true })
+
+/** Domain services over the PostgreSQL stores over the database; exposes all three. */
+export const AppLive = (options: DbOptions = {}) =>
+  DomainLive.pipe(Layer.provideMerge(StoresPg), Layer.provideMerge(DatabaseLive(options)))
+
+// PGlite is a single-process database: a second process opening the same data directory would
+// corrupt it. A lock file next to the directory (<dir>.lock, holding the pid) makes the second
+// process fail with a clear message instead; a lock left by a dead process is taken over.
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const acquireLock = (path: string, dataDir: string) =>
+  Effect.try({
+    try: () => {
+      mkdirSync(dirname(path), { recursive: true })
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          const fd = openSync(path, "wx")
+          writeSync(fd, String(process.pid))
+          closeSync(fd)
+          return
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+        }
+        let holder = NaN
+        try {
+          holder = Number(readFileSync(path, "utf8").trim())
+        } catch {
+          continue // released meanwhile
+        }
+        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+          throw userError(
+            `The embedded database in ${dataDir} is in use by another mes process (pid ${holder}). ` +
+              `Stop it first (or use DATABASE_URL for a shared PostgreSQL server).`
+          )
+        }
+        try {
+          unlinkSync(path) // stale
+        } catch {
+          // someone else removed it
+        }
+      }
+      throw userError(`Could not lock the embedded database in ${dataDir} (${path})`)
+    },
+    catch: (e) => (e instanceof CliError.UserError ? e : userError(`Could not lock ${path}`, e))
+  })
+
+const releaseLock = (path: string) =>
+  Effect.sync(() => {
+    try {
+      if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path)
+    } catch {
+      // already gone
+    }
+  })
+
+/** In embedded mode, holds the data directory's lock for the enclosing scope; no-op with DATABASE_URL. */
+export const lockDataDir = Effect.gen(function*() {
+  const { url, dataDir } = yield* DatabaseConfig
+  if (Option.isSome(url)) return
+  const path = `${resolve(dataDir)}.lock`
+  yield* Effect.acquireRelease(acquireLock(path, dataDir), () => releaseLock(path))
+})
+
+/** Runs `effect` with a database layer built for it (and the data-dir lock held around it). */
+export const withLayer = <A, E, R, ROut, E2>(effect: Effect.Effect<A, E, R>, layer: Layer.Layer<ROut, E2>) =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* lockDataDir
+    return yield* Effect.provide(effect, layer)
+  }))

@@ -1,0 +1,25 @@
+// The `mes` command tree and the program that runs it on the process arguments.
+import { Effect, Logger } from "effect"
+import { Command } from "effect/cli"
+import { key } from "./commands/key.ts"
+import { migrate } from "./commands/migrate.ts"
+import { profile } from "./commands/profile.ts"
+import { serve } from "./commands/serve.ts"
+import { tenant } from "./commands/tenant.ts"
+import { token } from "./commands/token.ts"
+
+export const VERSION = "0.1.0"
+
+export const mes = Command.make("mes").pipe(
+  Command.withDescription("Manufacturing execution service"),
+  Command.withSubcommands([serve, migrate, tenant, key, profile, token])
+)
+
+/** Runs `mes` on the process arguments; logs go to stderr so stdout carries only command output. */
+export const program = Command.run(mes, { version: VERSION }).pipe(
+  Effect.provideService(Logger.LogToStderr, true)
+)
+
+/** Runs `mes` on explicit arguments (e.g. in-process tests); needs the platform services. */
+export const runArgs = (args: ReadonlyArray<string>) =>
+  Command.runWith(mes, { version: VERSION })(args).pipe(Effect.provideService(Logger.LogToStderr, true))

@@ -1,0 +1,22 @@
+// `mes migrate`: applies pending migrations and lists what ran (a second run applies nothing).
+import { Effect } from "effect"
+import { Command } from "effect/cli"
+import { migrate as runMigrations } from "@mes/adapters-pg"
+import { DatabaseLive, withLayer } from "../app.ts"
+import { jsonFlag, output, reportErrors } from "../output.ts"
+
+const label = ([id, name]: readonly [number, string]) => `${String(id).padStart(4, "0")}_${name}`
+
+export const migrate = Command.make("migrate", { json: jsonFlag }, ({ json }) =>
+  withLayer(runMigrations, DatabaseLive({ migrate: false })).pipe(
+    Effect.flatMap((applied) =>
+      output(
+        json,
+        { applied: applied.map(([id, name]) => ({ id, name })) },
+        applied.length === 0
+          ? "No pending migrations; the database is up to date."
+          : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}: ${applied.map(label).join(", ")}`
+      )
+    ),
+    reportErrors
+  )).pipe(Command.withDescription("Apply pending database migrations and print what ran"))

@@ -1,0 +1,53 @@
+// `mes token issue --tenant ID --profile ID --role admin|operator [--ttl S] [--json]` → {"token": "<JWT>"}.
+import { Config, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { Profiles, Role } from "@mes/domain"
+import { AppLive, withLayer } from "../app.ts"
+import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { DEFAULT_TOKEN_TTL_SECONDS, signSessionToken } from "../token.ts"
+import { asTenant } from "./profile.ts"
+
+const JwtSecret = Config.String("MES_JWT_SECRET").pipe(Config.option, Config.map(Option.filter((s) => s !== "")))
+
+const issue = Command.make("issue", {
+  tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
+  profile: Flag.String("profile").pipe(Flag.withDescription("Profile id (the token's subject), in that tenant")),
+  role: Flag.Literals("role", Role.literals).pipe(Flag.withDescription("Role claim")),
+  ttl: Flag.Int("ttl").pipe(
+    Flag.withDescription(`Lifetime in seconds (default ${DEFAULT_TOKEN_TTL_SECONDS}, 12 hours)`),
+    Flag.withDefault(DEFAULT_TOKEN_TTL_SECONDS)
+  ),
+  json: jsonFlag
+}, ({ json, profile, role, tenant, ttl }) =>
+  Effect.gen(function*() {
+    const secret = yield* JwtSecret
+    if (Option.isNone(secret)) {
+      return yield* userError("MES_JWT_SECRET is not set: it is required to sign session tokens")
+    }
+    if (ttl <= 0) return yield* userError("--ttl must be a positive number of seconds")
+    const tenantId = yield* requireUuid("tenant", tenant)
+    const profileId = yield* requireUuid("profile", profile)
+    const subject = yield* withLayer(
+      asTenant(tenantId, Effect.flatMap(Effect.service(Profiles), (profiles) => profiles.get(profileId))).pipe(
+        Effect.catchTags({
+          NotFound: () => Effect.fail(userError(`Profile ${profileId} not found`)),
+          Forbidden: () => Effect.fail(userError(`Profile ${profileId} does not belong to tenant ${tenantId}`))
+        })
+      ),
+      AppLive()
+    )
+    if (!subject.active) return yield* userError(`Profile ${profileId} is inactive`)
+    const { exp, token } = yield* Effect.promise(() =>
+      signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret.value, ttl)
+    )
+    yield* output(
+      json,
+      { token },
+      `Session token for profile ${profileId} (${role}), expires ${new Date(exp * 1000).toISOString()}: ${token}`
+    )
+  }).pipe(reportErrors)).pipe(Command.withDescription("Issue a user session token (HS256 JWT signed with MES_JWT_SECRET)"))
+
+export const token = Command.make("token").pipe(
+  Command.withDescription("Issue user session tokens"),
+  Command.withSubcommands([issue])
+)

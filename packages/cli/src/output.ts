@@ -1,0 +1,65 @@
+// Output and error reporting shared by the commands: one JSON object (--json) or a readable line
+// on stdout; every failure becomes a CliError.UserError, which Command.run prints on stderr and
+// turns into exit code 1.
+import { Cause, Console, Effect } from "effect"
+import { CliError, Flag } from "effect/cli"
+
+export const jsonFlag = Flag.Boolean("json").pipe(
+  Flag.withDescription("Print one JSON object on stdout instead of a readable line"),
+  Flag.withDefault(false)
+)
+
+/** Prints `value` as JSON with --json, else the readable text. */
+export const output = (json: boolean, value: object, text: string) => Console.log(json ? JSON.stringify(value) : text)
+
+export const userError = (message: string, cause?: unknown) =>
+  new CliError.UserError({ cause: cause ?? message, userMessage: message })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Fails with a readable error unless `value` is a UUID (ids are UUIDs; the database would reject others). */
+export const requireUuid = (flag: string, value: string) =>
+  UUID.test(value) ? Effect.succeed(value.toLowerCase()) : Effect.fail(userError(`--${flag} must be a UUID, got '${value}'`))
+
+const GENERIC = new Set(["", "An error has occurred", "An error occurred", "Query failed"])
+
+/** A one-line description of any failure: the message, followed by the messages of its causes. */
+export const describe = (u: unknown): string => {
+  const parts: Array<string> = []
+  const seen = new Set<unknown>()
+  let current: unknown = u
+  while (current !== undefined && current !== null && !seen.has(current) && parts.length < 5) {
+    seen.add(current)
+    if (typeof current === "string") {
+      parts.push(current)
+      break
+    }
+    if (typeof current !== "object") {
+      parts.push(String(current))
+      break
+    }
+    const o = current as { message?: unknown; _tag?: unknown; reason?: unknown; cause?: unknown }
+    if (o._tag === "ConfigError") {
+      const cause = o.cause as { message?: unknown } | undefined
+      parts.push(`Invalid environment: ${String(cause?.message ?? o.message).replace(/\s+/g, " ")}`)
+      break
+    }
+    const message = typeof o.message === "string" ? o.message : ""
+    if (!GENERIC.has(message)) parts.push(message)
+    else if (parts.length === 0 && typeof o._tag === "string") parts.push(o._tag)
+    // SqlError keeps the driver's error under reason.cause
+    const reason = o.reason as { cause?: unknown } | undefined
+    current = reason !== undefined && typeof reason === "object" && reason.cause !== undefined ? reason.cause : o.cause
+  }
+  const unique = parts.filter((p, i) => p !== "" && parts.indexOf(p) === i)
+  return unique.length === 0 ? "unexpected error" : unique.join(": ")
+}
+
+/** Every failure and defect of a handler as a UserError with a readable message; interruption passes through. */
+export const reportErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, CliError.UserError, R> =>
+  Effect.catchCause(self, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const error = Cause.squash(cause)
+    if (error instanceof CliError.UserError) return Effect.fail(error)
+    return Effect.fail(userError(describe(error), error))
+  })

@@ -1,0 +1,210 @@
+// The `mes` CLI as a real process (bin/mes.js), against one embedded PGlite data directory shared by
+// the file's tests (one process at a time), or a fresh database when DATABASE_URL is set.
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { decodeProtectedHeader, jwtVerify } from "jose"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Db } from "@mes/adapters-pg"
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
+const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const SECRET = "cli-test-secret-0123456789abcdef0123456789"
+
+const serverUrl = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "" ? process.env.DATABASE_URL : undefined
+const dbName = `mes_cli_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+const adminSql = (statement: string) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql.unsafe(statement).raw
+    }).pipe(Effect.provide(Db.postgres(serverUrl!, { maxConnections: 1 })), Effect.scoped) as Effect.Effect<void, unknown>
+  )
+
+const tmp = mkdtempSync(join(tmpdir(), "mes-cli-test-"))
+const dataDir = join(tmp, "data")
+const children = new Set<ChildProcess>()
+
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, MES_DATA_DIR: dataDir }
+  delete env.DATABASE_URL
+  delete env.MES_JWT_SECRET
+  delete env.PORT
+  if (serverUrl !== undefined) {
+    const u = new URL(serverUrl)
+    u.pathname = `/${dbName}`
+    env.DATABASE_URL = u.toString()
+  }
+  return env
+}
+
+const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+  // `node` itself (not npx/pnpm), so killing the child kills the CLI; a foreign cwd checks the bin
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: tmp, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  children.add(child)
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d))
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("exit", (code, signal) => {
+      children.delete(child)
+      // let the pipes drain
+      setImmediate(() => resolve({ code, signal, stdout, stderr }))
+    })
+  )
+  return { child, exited, output: () => ({ stdout, stderr }) }
+}
+
+const mes = (args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => start(args, env).exited
+
+const json = async (args: ReadonlyArray<string>, env?: NodeJS.ProcessEnv) => {
+  const r = await mes([...args, "--json"], env)
+  if (r.code !== 0) throw new Error(`mes ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
+  return JSON.parse(r.stdout) as Record<string, any>
+}
+
+beforeAll(async () => {
+  if (serverUrl !== undefined) await adminSql(`CREATE DATABASE ${dbName}`)
+})
+
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL")
+  if (serverUrl !== undefined) await adminSql(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined)
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+let tenantId: string
+let apiKey: string
+let profileId: string
+
+describe("mes migrate", () => {
+  it("applies the migrations once; a second run is a no-op", async () => {
+    const first = await json(["migrate"])
+    expect(first.applied.length).toBeGreaterThan(0)
+    expect(first.applied[0]).toEqual({ id: 1, name: expect.any(String) })
+    expect(await json(["migrate"])).toEqual({ applied: [] })
+  })
+})
+
+describe("mes tenant create", () => {
+  it("prints the tenant id and its first live key", async () => {
+    const out = await json(["tenant", "create", "--name", "Acme Steel", "--plan", "pro"])
+    expect(Object.keys(out).sort()).toEqual(["api_key", "tenant_id"])
+    expect(out.tenant_id).toMatch(UUID)
+    expect(out.api_key).toMatch(/^svc_live_[A-Za-z0-9]{40}$/)
+    tenantId = out.tenant_id
+    apiKey = out.api_key
+  })
+
+  it("rejects a missing --name and an unknown --plan before touching the database", async () => {
+    const missing = await mes(["tenant", "create", "--json"])
+    expect(missing.code).not.toBe(0)
+    expect(missing.stdout + missing.stderr).toContain("--name")
+    const badPlan = await mes(["tenant", "create", "--name", "X", "--plan", "gold", "--json"])
+    expect(badPlan.code).not.toBe(0)
+    expect(badPlan.stdout + badPlan.stderr).toContain("--plan")
+  })
+})
+
+describe("mes key create", () => {
+  it("issues test keys with --test and live keys without", async () => {
+    expect((await json(["key", "create", "--tenant", tenantId, "--test"])).api_key).toMatch(/^svc_test_[A-Za-z0-9]{40}$/)
+    const live = await mes(["key", "create", "--tenant", tenantId])
+    expect(live.code).toBe(0)
+    expect(live.stdout).toMatch(/svc_live_[A-Za-z0-9]{40}/)
+  })
+
+  it("fails clearly for an unknown tenant", async () => {
+    const r = await mes(["key", "create", "--tenant", "00000000-0000-4000-8000-000000000000", "--json"])
+    expect(r.code).not.toBe(0)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toContain("Tenant 00000000-0000-4000-8000-000000000000 not found")
+  })
+})
+
+describe("mes profile create", () => {
+  it("creates a profile in the tenant", async () => {
+    const out = await json(["profile", "create", "--tenant", tenantId, "--name", "Ann Admin", "--role", "admin"])
+    expect(Object.keys(out)).toEqual(["profile_id"])
+    expect(out.profile_id).toMatch(UUID)
+    profileId = out.profile_id
+  })
+})
+
+describe("mes token issue", () => {
+  it("signs an HS256 session token with MES_JWT_SECRET", async () => {
+    const before = Math.floor(Date.now() / 1000)
+    const out = await json(["token", "issue", "--tenant", tenantId, "--profile", profileId, "--role", "operator"], { MES_JWT_SECRET: SECRET })
+    expect(Object.keys(out)).toEqual(["token"])
+    expect(decodeProtectedHeader(out.token).alg).toBe("HS256")
+    const { payload } = await jwtVerify(out.token, new TextEncoder().encode(SECRET), { algorithms: ["HS256"] })
+    expect(payload.sub).toBe(profileId)
+    expect(payload.tenant_id).toBe(tenantId)
+    expect(payload.role).toBe("operator")
+    expect(payload.exp! - before).toBeGreaterThanOrEqual(12 * 3600 - 5)
+    expect(payload.exp! - before).toBeLessThanOrEqual(12 * 3600 + 60)
+    await expect(jwtVerify(out.token, new TextEncoder().encode("another-secret"))).rejects.toThrow()
+  })
+
+  it("refuses without MES_JWT_SECRET", async () => {
+    const r = await mes(["token", "issue", "--tenant", tenantId, "--profile", profileId, "--role", "admin", "--json"])
+    expect(r.code).not.toBe(0)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toContain("MES_JWT_SECRET")
+  })
+
+  it("refuses a profile that is not in the tenant", async () => {
+    const other = await json(["tenant", "create", "--name", "Other"])
+    const r = await mes(["token", "issue", "--tenant", other.tenant_id, "--profile", profileId, "--role", "admin", "--json"], { MES_JWT_SECRET: SECRET })
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toContain(`Profile ${profileId}`)
+  })
+})
+
+describe("mes serve", () => {
+  it("serves the API with the CLI-created key and stops cleanly on SIGTERM", async () => {
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const m = /mes listening on (http:\/\/\S+)/.exec(server.output().stdout)
+        if (m) {
+          clearInterval(timer)
+          resolve(m[1]!)
+        }
+      }, 50)
+      server.exited.then((r) => {
+        clearInterval(timer)
+        reject(new Error(`serve exited ${r.code}: ${r.stderr}`))
+      })
+    })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/functions\/v1$/)
+
+    const ok = await fetch(`${url}/api-jobs`, { headers: { authorization: `Bearer ${apiKey}` } })
+    expect(ok.status).toBe(200)
+    expect(((await ok.json()) as { success: boolean }).success).toBe(true)
+    expect((await fetch(`${url}/api-jobs`, { headers: { authorization: "Bearer svc_live_nope" } })).status).toBe(401)
+
+    if (serverUrl === undefined) {
+      // a second process on the same embedded data directory is refused
+      const second = await mes(["key", "create", "--tenant", tenantId, "--json"])
+      expect(second.code).not.toBe(0)
+      expect(second.stderr).toContain("in use by another mes process")
+    }
+
+    const t0 = Date.now()
+    server.child.kill("SIGTERM")
+    const exit = await server.exited
+    expect(exit.code).toBe(0)
+    expect(Date.now() - t0).toBeLessThan(5_000)
+    if (serverUrl === undefined) expect(existsSync(`${dataDir}.lock`)).toBe(false)
+
+    // the data directory is reusable and kept the data
+    expect((await json(["key", "create", "--tenant", tenantId, "--test"])).api_key).toMatch(/^svc_test_/)
+  })
+})
