@@ -167,22 +167,26 @@ describe("mes token issue", () => {
   })
 })
 
+/** Waits for serve's "mes listening on URL" line and returns the URL. */
+const listening = (server: ReturnType<typeof start>) =>
+  new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /mes listening on (http:\/\/\S+)/.exec(server.output().stdout)
+      if (m) {
+        clearInterval(timer)
+        resolve(m[1]!)
+      }
+    }, 50)
+    server.exited.then((r) => {
+      clearInterval(timer)
+      reject(new Error(`serve exited ${r.code}: ${r.stderr}`))
+    })
+  })
+
 describe("mes serve", () => {
   it("serves the API with the CLI-created key and stops cleanly on SIGTERM", async () => {
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const m = /mes listening on (http:\/\/\S+)/.exec(server.output().stdout)
-        if (m) {
-          clearInterval(timer)
-          resolve(m[1]!)
-        }
-      }, 50)
-      server.exited.then((r) => {
-        clearInterval(timer)
-        reject(new Error(`serve exited ${r.code}: ${r.stderr}`))
-      })
-    })
+    const url = await listening(server)
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/functions\/v1$/)
 
     const ok = await fetch(`${url}/api-jobs`, { headers: { authorization: `Bearer ${apiKey}` } })
@@ -206,5 +210,32 @@ describe("mes serve", () => {
 
     // the data directory is reusable and kept the data
     expect((await json(["key", "create", "--tenant", tenantId, "--test"])).api_key).toMatch(/^svc_test_/)
+  })
+})
+
+describe.skipIf(serverUrl !== undefined)("mes serve on a fresh embedded database", () => {
+  it("creates a first tenant and prints its key once, so the service is usable at once", async () => {
+    const fresh = join(tmp, "fresh-data")
+    const first = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_DATA_DIR: fresh })
+    const url = await listening(first)
+    const key = await new Promise<string>((resolve) => {
+      const timer = setInterval(() => {
+        const m = /API key: (svc_live_[A-Za-z0-9]{40})/.exec(first.output().stdout)
+        if (m) {
+          clearInterval(timer)
+          resolve(m[1]!)
+        }
+      }, 50)
+    })
+    expect((await fetch(`${url}/api-jobs`, { headers: { "x-api-key": key } })).status).toBe(200)
+    first.child.kill("SIGTERM")
+    expect((await first.exited).code).toBe(0)
+
+    const second = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_DATA_DIR: fresh })
+    await listening(second)
+    second.child.kill("SIGTERM")
+    const exit = await second.exited
+    expect(exit.code).toBe(0)
+    expect(exit.stdout).not.toContain("API key")
   })
 })

@@ -11,6 +11,7 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
         Effect.orDie
       ),
     get: (id) => sql<Tenant>`SELECT * FROM tenants WHERE id = ${id}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie),
+    any: () => sql`SELECT 1 FROM tenants LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
     countParts: (tenantId, n) =>
       n === 0
         ? Effect.void

@@ -3,7 +3,8 @@ import { Config, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
 import { BASE_PATH, HttpServerLive } from "@mes/adapters-http"
-import { AppLive, withLayer } from "../app.ts"
+import { Tenants } from "@mes/domain"
+import { AppLive, DatabaseConfig, withLayer } from "../app.ts"
 import { reportErrors, userError } from "../output.ts"
 import { markSignalAsShutdown } from "../signals.ts"
 
@@ -41,6 +42,15 @@ export const serve = Command.make("serve", {
         const server = yield* HttpServer.HttpServer
         markSignalAsShutdown()
         yield* Console.log(`mes listening on ${publicUrl(server.address)}`)
+        // A fresh embedded database gets a first tenant so the service is usable at once; on
+        // PostgreSQL keys are never printed to logs: use `mes tenant create`.
+        const db = yield* DatabaseConfig
+        if (Option.isNone(db.url)) {
+          const first = yield* (yield* Tenants).bootstrap("default")
+          if (first !== undefined) {
+            yield* Console.log(`first start: created tenant "default" (${first.tenant.id}); its API key: ${first.apiKey}`)
+          }
+        }
         return yield* Effect.never
       }).pipe(Effect.onInterrupt(() => Console.error("mes shutting down"))),
       ServeLive({ port: listenPort, host })

@@ -19,6 +19,8 @@ export class Tenants extends Context.Service<Tenants, {
   /** Issues another key for the tenant; `svc_test_` when test is true. */
   readonly createKey: (tenantId: string, options?: { test?: boolean; name?: string }) => Effect.Effect<string, NotFound>
   readonly get: (tenantId: string) => Effect.Effect<Tenant, NotFound>
+  /** On a database with no tenant yet, creates one (like `create`); otherwise nothing. */
+  readonly bootstrap: (name: string) => Effect.Effect<{ tenant: Tenant; apiKey: string } | undefined>
   /** Resolves a presented key to its tenant, or Unauthorized (spec 5.7). */
   readonly authenticate: (key: string) => Effect.Effect<Caller, Unauthorized>
 }>()("mes/domain/Tenants") {
@@ -39,13 +41,17 @@ export class Tenants extends Context.Service<Tenants, {
         Effect.flatMap((t) => (t === undefined ? Effect.fail(new NotFound({ entity: "tenant", id: tenantId })) : Effect.succeed(t)))
       )
 
+    const create = ({ name, plan }: { name: string; plan?: Plan }) =>
+      tx.transaction(Effect.gen(function*() {
+        const tenant = yield* store.insert({ id: newId(), name, plan: plan ?? "free" })
+        const apiKey = yield* issueKey(tenant.id, "live", "initial")
+        return { tenant, apiKey }
+      }))
+
     return Tenants.of({
-      create: ({ name, plan }) =>
-        tx.transaction(Effect.gen(function*() {
-          const tenant = yield* store.insert({ id: newId(), name, plan: plan ?? "free" })
-          const apiKey = yield* issueKey(tenant.id, "live", "initial")
-          return { tenant, apiKey }
-        })),
+      create,
+      bootstrap: (name) =>
+        store.any().pipe(Effect.flatMap((exists) => (exists ? Effect.succeed(undefined) : create({ name })))),
       createKey: (tenantId, options = {}) =>
         get(tenantId).pipe(Effect.andThen(issueKey(tenantId, options.test ? "test" : "live", options.name ?? null))),
       get,

@@ -11,6 +11,8 @@ export interface KeyCandidate {
 export class TenantStore extends Context.Service<TenantStore, {
   readonly insert: (tenant: { id: string; name: string; plan: Plan }) => Effect.Effect<Tenant>
   readonly get: (id: string) => Effect.Effect<Tenant | undefined>
+  /** True when at least one tenant exists. */
+  readonly any: () => Effect.Effect<boolean>
   /** Adds to current_month_parts (DECISIONS: every created part counts). */
   readonly countParts: (tenantId: string, n: number) => Effect.Effect<void>
   readonly insertKey: (key: {
