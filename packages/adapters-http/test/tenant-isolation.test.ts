@@ -1,0 +1,105 @@
+// Two tenants, every id-taking endpoint and every foreign-key field (spec 5.6, DECISIONS):
+// another tenant's record by id is 403; a reference into another tenant is 422 FK_CONSTRAINT and
+// nothing is written.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+
+let h: Harness
+let a: ReturnType<typeof client>
+let b: ReturnType<typeof client>
+
+/** Records of tenant B that tenant A must not reach. */
+const theirs = { job: "", part: "", operation: "", cell: "", profile: "" }
+/** Records of tenant A to hang references on. */
+const mine = { job: "", part: "", operation: "" }
+
+beforeAll(async () => {
+  h = await startServer()
+  a = client(h.url, (await h.tenant("A")).key)
+  b = client(h.url, (await h.tenant("B")).key)
+  theirs.cell = (await b.post("/api-cells", { name: "B cell" })).body.data.cell.id
+  theirs.profile = (await b.post("/api-profiles", { display_name: "B operator" })).body.data.profile.id
+  const bJob = (await b.post("/api-jobs", nestedJob("B-1"))).body.data
+  theirs.job = bJob.job_id
+  theirs.part = bJob.parts[0].part_id
+  theirs.operation = bJob.parts[0].operations[0].operation_id
+  await a.post("/api-cells", { name: "A cell" })
+  await a.post("/api-profiles", { display_name: "A operator" })
+  const aJob = (await a.post("/api-jobs", nestedJob("A-1"))).body.data
+  mine.job = aJob.job_id
+  mine.part = aJob.parts[0].part_id
+  mine.operation = aJob.parts[0].operations[0].operation_id
+})
+afterAll(() => h.close())
+
+describe("another tenant's record by id is 403 FORBIDDEN", () => {
+  const cases: Array<[string, keyof typeof theirs, "get" | "patch" | "delete", Record<string, unknown>?]> = [
+    ["/api-jobs", "job", "get"], ["/api-jobs", "job", "patch", { notes: "x" }], ["/api-jobs", "job", "delete"],
+    ["/api-parts", "part", "get"], ["/api-parts", "part", "patch", { notes: "x" }], ["/api-parts", "part", "delete"],
+    ["/api-operations", "operation", "get"], ["/api-operations", "operation", "patch", { notes: "x" }], ["/api-operations", "operation", "delete"],
+    ["/api-cells", "cell", "get"], ["/api-cells", "cell", "patch", { color: "red" }], ["/api-cells", "cell", "delete"],
+    ["/api-profiles", "profile", "get"], ["/api-profiles", "profile", "patch", { display_name: "x" }], ["/api-profiles", "profile", "delete"]
+  ]
+  it.each(cases)("%s %s %s", async (path, kind, method, body) => {
+    const url = `${path}?id=${theirs[kind]}`
+    const res = method === "get" ? await a.get(url) : method === "patch" ? await a.patch(url, body) : await a.delete(url)
+    expectError(res, 403, "FORBIDDEN")
+  })
+
+  it("left every one of those records untouched", async () => {
+    expect((await b.get(`/api-jobs?id=${theirs.job}`)).body.data.job.notes).toBeNull()
+    expect((await b.get(`/api-parts?id=${theirs.part}`)).body.data.part.notes).toBeNull()
+    expect((await b.get(`/api-operations?id=${theirs.operation}`)).body.data.operation.notes).toBeNull()
+    expect((await b.get(`/api-cells?id=${theirs.cell}`)).body.data.cell.color).toBeNull()
+    expect((await b.get(`/api-profiles?id=${theirs.profile}`)).body.data.profile.display_name).toBe("B operator")
+  })
+})
+
+describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes nothing", () => {
+  const job = (part: Record<string, unknown> = {}, op: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+    job_number: `X-${Math.random()}`,
+    ...extra,
+    parts: [{ part_number: "P", quantity: 1, ...part, operations: [{ operation_name: "o", sequence: 1, ...op }] }]
+  })
+  const cases: Array<[string, "post" | "patch", () => string, () => Record<string, unknown>, string]> = [
+    ["job create current_cell_id", "post", () => "/api-jobs", () => job({}, {}, { current_cell_id: theirs.cell }), "current_cell_id"],
+    ["nested part current_cell_id", "post", () => "/api-jobs", () => job({ current_cell_id: theirs.cell }), "parts[0].current_cell_id"],
+    ["nested operation cell_id", "post", () => "/api-jobs", () => job({}, { cell_id: theirs.cell }), "parts[0].operations[0].cell_id"],
+    ["nested operation cell_name", "post", () => "/api-jobs", () => job({}, { cell_name: "B cell" }), "parts[0].operations[0].cell_name"],
+    ["nested operation assigned_operator_id", "post", () => "/api-jobs", () => job({}, { assigned_operator_id: theirs.profile }), "parts[0].operations[0].assigned_operator_id"],
+    ["job PATCH current_cell_id", "patch", () => `/api-jobs?id=${mine.job}`, () => ({ current_cell_id: theirs.cell }), "current_cell_id"],
+    ["part create job_id", "post", () => "/api-parts", () => ({ job_id: theirs.job, part_number: "Q", quantity: 1 }), "job_id"],
+    ["part create parent_part_id", "post", () => "/api-parts", () => ({ job_id: mine.job, part_number: "Q", quantity: 1, parent_part_id: theirs.part }), "parent_part_id"],
+    ["part create current_cell_id", "post", () => "/api-parts", () => ({ job_id: mine.job, part_number: "Q", quantity: 1, current_cell_id: theirs.cell }), "current_cell_id"],
+    ["part PATCH parent_part_id", "patch", () => `/api-parts?id=${mine.part}`, () => ({ parent_part_id: theirs.part }), "parent_part_id"],
+    ["part PATCH current_cell_id", "patch", () => `/api-parts?id=${mine.part}`, () => ({ current_cell_id: theirs.cell }), "current_cell_id"],
+    ["operation create part_id", "post", () => "/api-operations", () => ({ part_id: theirs.part, operation_name: "o" }), "part_id"],
+    ["operation create cell_id", "post", () => "/api-operations", () => ({ part_id: mine.part, operation_name: "o", cell_id: theirs.cell }), "cell_id"],
+    ["operation create assigned_operator_id", "post", () => "/api-operations", () => ({ part_id: mine.part, operation_name: "o", assigned_operator_id: theirs.profile }), "assigned_operator_id"],
+    ["operation PATCH cell_id", "patch", () => `/api-operations?id=${mine.operation}`, () => ({ cell_id: theirs.cell }), "cell_id"],
+    ["operation PATCH assigned_operator_id", "patch", () => `/api-operations?id=${mine.operation}`, () => ({ assigned_operator_id: theirs.profile }), "assigned_operator_id"]
+  ]
+  it.each(cases)("%s", async (_name, method, path, body, field) => {
+    const res = method === "post" ? await a.post(path(), body()) : await a.patch(path(), body())
+    expectDetail(res, field, "FK_CONSTRAINT")
+  })
+
+  it("wrote nothing: tenant A still has its one job, part and operation, unchanged", async () => {
+    const jobs = (await a.get("/api-jobs")).body.data
+    expect(jobs.pagination.total).toBe(1)
+    expect(jobs.jobs[0].current_cell_id).toBeNull()
+    const parts = (await a.get("/api-parts")).body.data
+    expect(parts.parts.map((p: any) => [p.id, p.parent_part_id, p.current_cell_id])).toEqual([[mine.part, null, null]])
+    const ops = (await a.get("/api-operations")).body.data
+    expect(ops.operations.map((o: any) => [o.id, o.cell_id, o.assigned_operator_id])).toEqual([[mine.operation, null, null]])
+  })
+
+  it("lists never show another tenant's records", async () => {
+    for (const path of ["/api-jobs", "/api-parts", "/api-operations", "/api-cells", "/api-profiles"]) {
+      const res = await a.get(path)
+      const rows = Object.values(res.body.data).find(Array.isArray) as Array<{ id: string }>
+      expect(rows.length).toBeGreaterThan(0)
+      expect(rows.filter((r) => Object.values(theirs).includes(r.id))).toEqual([])
+    }
+  })
+})
