@@ -1,0 +1,48 @@
+// The subset of autocannon 8's API used by bench/run.ts (the package ships no types).
+declare module "autocannon" {
+  namespace autocannon {
+    interface Request {
+      method?: string
+      path?: string
+      headers?: Record<string, string>
+      body?: string | Buffer
+      setupRequest?: (request: Request, context: Record<string, unknown>) => Request | undefined
+      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void
+    }
+    interface Options {
+      url: string
+      connections?: number
+      pipelining?: number
+      duration?: number
+      timeout?: number
+      requests?: ReadonlyArray<Request>
+    }
+    interface Histogram {
+      average: number
+      mean: number
+      stddev: number
+      min: number
+      max: number
+      total: number
+      p50: number
+      p90: number
+      p99: number
+    }
+    interface Result {
+      requests: Histogram
+      latency: Histogram
+      throughput: Histogram
+      errors: number
+      timeouts: number
+      non2xx: number
+      "2xx": number
+      statusCodeStats?: Record<string, { count: number }>
+    }
+    interface Instance {
+      stop(): void
+      on(event: "done", listener: (result: Result) => void): this
+    }
+  }
+  function autocannon(options: autocannon.Options, callback: (err: unknown, result: autocannon.Result) => void): autocannon.Instance
+  export default autocannon
+}
