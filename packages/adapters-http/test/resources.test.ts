@@ -1,6 +1,7 @@
-// Two tenants, every id-taking endpoint and every foreign-key field (spec 5.6, DECISIONS):
-// another tenant's record by id is 403; a reference into another tenant is 422 FK_CONSTRAINT and
-// nothing is written.
+// What every resource shares, checked on all of them: `?id=` handling (422 missing, 400 malformed,
+// 404 unknown, 403 another tenant's: spec 5.6, 7.4, DECISIONS), list query errors (400 malformed,
+// 422 out of range), and every foreign-key field refusing another tenant's record (422
+// FK_CONSTRAINT, nothing written).
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
@@ -31,6 +32,47 @@ beforeAll(async () => {
   mine.operation = aJob.parts[0].operations[0].operation_id
 })
 afterAll(() => h.close())
+
+const RESOURCES = ["/api-jobs", "/api-parts", "/api-operations", "/api-cells", "/api-profiles"] as const
+const UNKNOWN = "00000000-0000-4000-8000-000000000000"
+
+describe.each(RESOURCES)("%s ?id= handling", (path) => {
+  it("GET: 404 for an unknown id, 400 for a non-UUID id, 422 for an empty id", async () => {
+    expectError(await a.get(`${path}?id=${UNKNOWN}`), 404, "NOT_FOUND")
+    expectError(await a.get(`${path}?id=not-a-uuid`), 400, "BAD_REQUEST")
+    expectDetail(await a.get(`${path}?id=`), "id", "NOT_NULL")
+  })
+
+  it("PATCH and DELETE: 422 without id, 400 for a non-UUID id, 404 for an unknown id even with an invalid body", async () => {
+    expectDetail(await a.patch(path, { notes: "x" }), "id", "NOT_NULL")
+    expectDetail(await a.delete(path), "id", "NOT_NULL")
+    expectError(await a.patch(`${path}?id=42`, { notes: "x" }), 400, "BAD_REQUEST")
+    expectError(await a.delete(`${path}?id=abc`), 400, "BAD_REQUEST")
+    expectError(await a.patch(`${path}?id=${UNKNOWN}`, { bogus_field: 1 }), 404, "NOT_FOUND")
+    expectError(await a.delete(`${path}?id=${UNKNOWN}`), 404, "NOT_FOUND")
+  })
+})
+
+describe.each(RESOURCES)("%s list query errors", (path) => {
+  it("400 for malformed numbers and booleans, 422 for out-of-range values, enums and sorts", async () => {
+    expectError(await a.get(`${path}?limit=abc`), 400, "BAD_REQUEST")
+    expectError(await a.get(`${path}?offset=1.5`), 400, "BAD_REQUEST")
+    expectDetail(await a.get(`${path}?limit=0`), "limit", "MIN_VALUE")
+    expectDetail(await a.get(`${path}?limit=1001`), "limit", "MAX_VALUE")
+    expectDetail(await a.get(`${path}?offset=-1`), "offset", "MIN_VALUE")
+    expectDetail(await a.get(`${path}?sort=bogus`), "sort", "ENUM_CONSTRAINT")
+    expectDetail(await a.get(`${path}?order=up`), "order", "ENUM_CONSTRAINT")
+  })
+
+  it("an offset past the end is an empty page with the true total", async () => {
+    const res = await a.get(`${path}?offset=500`)
+    expect(res.status).toBe(200)
+    const data = res.body.data
+    expect(Object.values(data).find(Array.isArray)).toEqual([])
+    expect(data.pagination).toEqual({ limit: 100, offset: 500, total: expect.any(Number) })
+    expect(data.pagination.total).toBeGreaterThan(0)
+  })
+})
 
 describe("another tenant's record by id is 403 FORBIDDEN", () => {
   const cases: Array<[string, keyof typeof theirs, "get" | "patch" | "delete", Record<string, unknown>?]> = [
