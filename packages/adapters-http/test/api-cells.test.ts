@@ -16,11 +16,8 @@ const createCell = async (body: Record<string, unknown>, as = api) => {
 
 beforeAll(async () => {
   h = await startServer()
-  const a = await h.tenant("A")
-  const b = await h.tenant("B")
-  tenantA = a.tenantId
-  api = client(h.url, a.key)
-  apiB = client(h.url, b.key)
+  ;({ tenantId: tenantA, api } = await h.as("A"))
+  apiB = (await h.as("B")).api
 })
 afterAll(() => h.close())
 

@@ -12,10 +12,8 @@ let operatorId: string
 
 beforeAll(async () => {
   h = await startServer()
-  const a = await h.tenant("A")
-  tenantA = a.tenantId
-  api = client(h.url, a.key)
-  other = client(h.url, (await h.tenant("B")).key)
+  ;({ tenantId: tenantA, api } = await h.as("A"))
+  other = (await h.as("B")).api
   cellId = (await api.post("/api-cells", { name: "Laser 1" })).body.data.cell.id
   operatorId = (await api.post("/api-profiles", { display_name: "Olga" })).body.data.profile.id
   const job = (await api.post("/api-jobs", nestedJob("OJ-1", 1, 2))).body.data

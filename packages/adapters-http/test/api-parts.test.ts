@@ -9,10 +9,8 @@ let tenantA: string
 
 beforeAll(async () => {
   h = await startServer()
-  const a = await h.tenant("A")
-  tenantA = a.tenantId
-  api = client(h.url, a.key)
-  other = client(h.url, (await h.tenant("B")).key)
+  ;({ tenantId: tenantA, api } = await h.as("A"))
+  other = (await h.as("B")).api
   const res = await api.post("/api-jobs", nestedJob("PJ-1", 1, 2))
   jobId = res.body.data.job_id
 })

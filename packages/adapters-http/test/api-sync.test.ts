@@ -8,10 +8,8 @@ let tenantA: string
 
 beforeAll(async () => {
   h = await startServer()
-  const a = await h.tenant("A")
-  tenantA = a.tenantId
-  api = client(h.url, a.key)
-  other = client(h.url, (await h.tenant("B")).key)
+  ;({ tenantId: tenantA, api } = await h.as("A"))
+  other = (await h.as("B")).api
   await api.post("/api-cells", { name: "Saw" })
   await api.post("/api-cells", { name: "Weld" })
 })

@@ -11,6 +11,8 @@ export interface Harness {
   readonly url: string
   /** Creates a tenant and returns its first live API key. */
   readonly tenant: (name?: string) => Promise<{ tenantId: string; key: string }>
+  /** Creates a tenant and returns a client authenticated as it. */
+  readonly as: (name: string) => Promise<{ tenantId: string; key: string; api: ReturnType<typeof client> }>
   /** Runs raw SQL against the test database (setup only). */
   readonly sql: (statement: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Record<string, unknown>>>
   readonly close: () => Promise<void>
@@ -26,15 +28,19 @@ export const startServer = async (): Promise<Harness> => {
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)
+  const tenant = (name = "Acme") =>
+    run(Effect.gen(function*() {
+      const { tenant, apiKey } = yield* (yield* Tenants).create({ name })
+      return { tenantId: tenant.id, key: apiKey }
+    }))
   const address = await run(Effect.map(Effect.service(HttpServer.HttpServer), (s) => HttpServer.formatAddress(s.address)))
   return {
     url: `${address}/functions/v1`,
-    tenant: (name = "Acme") =>
-      run(Effect.gen(function*() {
-        const tenants = yield* Tenants
-        const { tenant, apiKey } = yield* tenants.create({ name })
-        return { tenantId: tenant.id, key: apiKey }
-      })),
+    tenant,
+    as: async (name) => {
+      const t = await tenant(name)
+      return { ...t, api: client(`${address}/functions/v1`, t.key) }
+    },
     sql: (statement, params = []) =>
       run(Effect.gen(function*() {
         const sql = yield* SqlClient

@@ -16,8 +16,8 @@ const mine = { job: "", part: "", operation: "" }
 
 beforeAll(async () => {
   h = await startServer()
-  a = client(h.url, (await h.tenant("A")).key)
-  b = client(h.url, (await h.tenant("B")).key)
+  a = (await h.as("A")).api
+  b = (await h.as("B")).api
   theirs.cell = (await b.post("/api-cells", { name: "B cell" })).body.data.cell.id
   theirs.profile = (await b.post("/api-profiles", { display_name: "B operator" })).body.data.profile.id
   const bJob = (await b.post("/api-jobs", nestedJob("B-1"))).body.data
