@@ -19,7 +19,20 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   jobs_current_cell_fkey: { message: "cell is the current cell of jobs and cannot be deleted" },
   parts_current_cell_fkey: { message: "cell is the current cell of parts and cannot be deleted" },
   operations_assigned_operator_fkey: { message: "profile is assigned to operations and cannot be deleted" },
-  time_entries_user_fkey: { message: "profile has time entries and cannot be deleted" }
+  time_entries_user_fkey: { message: "profile has time entries and cannot be deleted" },
+  batches_tenant_batch_number_key: { message: "batch_number already exists", field: "batch_number" },
+  batch_operations_operation_key: { message: "an operation is already in another batch", field: "operation_ids" },
+  batch_operations_operation_fkey: { message: "operation belongs to a batch and cannot be deleted" },
+  batches_cell_fkey: { message: "cell is used by batches and cannot be deleted" },
+  batches_parent_fkey: { message: "batch has child batches and cannot be deleted" },
+  batches_operator_fkey: { message: "profile operates batches and cannot be deleted" },
+  time_entries_batch_fkey: { message: "batch has time entries and cannot be deleted" },
+  issues_tenant_ncr_number_key: { message: "ncr_number already exists", field: "ncr_number" },
+  issues_operation_fkey: { message: "operation has issues and cannot be deleted" },
+  issues_reported_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
+  issues_assigned_to_fkey: { message: "profile is referenced by issues and cannot be deleted" },
+  issues_resolved_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
+  issues_verified_by_fkey: { message: "profile is referenced by issues and cannot be deleted" }
 }
 
 const constraintOf = (e: SqlError): string | undefined => {

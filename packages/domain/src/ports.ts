@@ -15,7 +15,16 @@ export class Tx extends Context.Service<Tx, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("mes/domain/Tx") {}
 
-export type ReferenceTable = "jobs" | "parts" | "operations" | "cells" | "profiles" | "time_entries"
+export type ReferenceTable =
+  | "jobs"
+  | "parts"
+  | "operations"
+  | "cells"
+  | "profiles"
+  | "time_entries"
+  | "batches"
+  | "issues"
+  | "substeps"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

@@ -17,7 +17,10 @@ const label: Record<ReferenceTable, string> = {
   operations: "operation",
   cells: "cell",
   profiles: "profile",
-  time_entries: "time entry"
+  time_entries: "time entry",
+  batches: "batch",
+  issues: "issue",
+  substeps: "substep"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

@@ -21,7 +21,10 @@ const ownerSql: Record<ReferenceTable, string> = {
   operations: "SELECT o.id, o.tenant_id FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE j.deleted_at IS NULL AND o.id = ANY($1::uuid[])",
   cells: "SELECT id, tenant_id FROM cells WHERE id = ANY($1::uuid[])",
   profiles: "SELECT id, tenant_id FROM profiles WHERE id = ANY($1::uuid[])",
-  time_entries: "SELECT id, tenant_id FROM time_entries WHERE id = ANY($1::uuid[])"
+  time_entries: "SELECT id, tenant_id FROM time_entries WHERE id = ANY($1::uuid[])",
+  batches: "SELECT id, tenant_id FROM batches WHERE id = ANY($1::uuid[])",
+  issues: "SELECT id, tenant_id FROM issues WHERE id = ANY($1::uuid[])",
+  substeps: "SELECT id, tenant_id FROM substeps WHERE id = ANY($1::uuid[])"
 }
 
 /** PostgreSQL array literal for a uuid[] parameter (ids are validated UUIDs). */
