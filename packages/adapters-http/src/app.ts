@@ -3,11 +3,15 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
+import { lifecycleHandlers } from "./handlers/api-lifecycle.ts"
+import { issueHandlers } from "./handlers/api-issues.ts"
 import { jobHandlers } from "./handlers/api-jobs.ts"
 import { operationHandlers } from "./handlers/api-operations.ts"
 import { partHandlers } from "./handlers/api-parts.ts"
 import { profileHandlers } from "./handlers/api-profiles.ts"
+import { substepHandlers } from "./handlers/api-substeps.ts"
 import { docs, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
@@ -16,7 +20,11 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* partHandlers),
     ...(yield* operationHandlers),
     ...(yield* cellHandlers),
-    ...(yield* profileHandlers)
+    ...(yield* profileHandlers),
+    ...(yield* substepHandlers),
+    ...(yield* issueHandlers),
+    ...(yield* lifecycleHandlers),
+    ...(yield* batchHandlers)
   }
 })
 

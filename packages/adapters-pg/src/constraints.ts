@@ -20,6 +20,7 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   parts_current_cell_fkey: { message: "cell is the current cell of parts and cannot be deleted" },
   operations_assigned_operator_fkey: { message: "profile is assigned to operations and cannot be deleted" },
   time_entries_user_fkey: { message: "profile has time entries and cannot be deleted" },
+  time_entries_open_key: { message: "this operator already has an open time entry on the operation", field: "user_id" },
   batches_tenant_batch_number_key: { message: "batch_number already exists", field: "batch_number" },
   batch_operations_operation_key: { message: "an operation is already in another batch", field: "operation_ids" },
   batch_operations_operation_fkey: { message: "operation belongs to a batch and cannot be deleted" },

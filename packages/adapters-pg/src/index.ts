@@ -1,16 +1,20 @@
 import { Layer } from "effect"
+import { BatchStorePg } from "./stores/batches.ts"
 import { CellStorePg } from "./stores/cells.ts"
+import { IssueStorePg } from "./stores/issues.ts"
 import { JobStorePg } from "./stores/jobs.ts"
 import { OperationStorePg } from "./stores/operations.ts"
 import { PartStorePg } from "./stores/parts.ts"
 import { ProfileStorePg } from "./stores/profiles.ts"
 import { ReferencesPg, TxPg } from "./stores/common.ts"
+import { SubstepStorePg } from "./stores/substeps.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
+import { TimeEntryStorePg } from "./stores/time-entries.ts"
 
 export * as Db from "./client.ts"
 export { migrate, splitStatements } from "./migrator.ts"
-export { CellStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg }
+export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient. */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, TenantStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg)
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg)
 export { testDatabase, testDatabaseKind } from "./testing.ts"

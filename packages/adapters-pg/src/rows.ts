@@ -103,3 +103,49 @@ export const upsertRows = <T extends { readonly id: string }>(
       .sort((a, b) => (order.get(a.external_id) ?? 0) - (order.get(b.external_id) ?? 0))
       .map(({ _inserted, ...row }) => ({ row: row as unknown as T, inserted: _inserted }))
   })
+
+/**
+ * A lifecycle move as ONE statement: lock the row only while its status is one of `from`, then set
+ * `to`, the extra SET clauses (timestamps) and `changes`; returns the new row and the status it
+ * had. Under concurrency the second mover re-checks the status after the first commits and gets
+ * nothing back (spec 3: exactly one wins).
+ */
+export const moveRow = <T extends object>(
+  sql: SqlClient,
+  table: string,
+  tenantId: string,
+  id: string,
+  move: {
+    readonly from: ReadonlyArray<string>
+    readonly to: string
+    readonly set?: ReadonlyArray<string>
+    readonly changes?: Readonly<Record<string, unknown>>
+    readonly where?: string
+  }
+): Effect.Effect<{ row: T; previous: string } | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const changes = move.changes ?? {}
+    const cols = Object.keys(changes).filter((c) => changes[c] !== undefined && c !== "status")
+    const sets = [
+      `status = $4`,
+      ...cols.map((c) => `${ident(c)} = r.${ident(c)}`),
+      ...(move.set ?? []),
+      `updated_at = now()`
+    ]
+    const rows = yield* sql.unsafe<T & { _previous: string }>(
+      `WITH prev AS (
+         SELECT id, status FROM ${ident(table)}
+         WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) ${move.where ?? ""}
+         FOR UPDATE
+       )
+       UPDATE ${ident(table)} t SET ${sets.join(", ")}
+       FROM prev, jsonb_populate_record(null::${ident(table)}, $5::jsonb) r
+       WHERE t.tenant_id = $1 AND t.id = prev.id
+       RETURNING t.*, prev.status AS _previous`,
+      [tenantId, id, `{${move.from.join(",")}}`, move.to, JSON.stringify(changes)]
+    )
+    const first = rows[0]
+    if (first === undefined) return undefined
+    const { _previous, ...row } = first
+    return { row: row as unknown as T, previous: _previous }
+  })

@@ -5,8 +5,8 @@ import { Conflict, type BadRequest, type Forbidden, NotFound, type ValidationFai
 import type { NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
 import { decodeListQuery, type FilterKind, type ListQuery, type ListSpec, type Page, type Slice, toPage } from "./query.ts"
-import { ensureOwned } from "./references.ts"
-import { decodeInput, decodePatchInput } from "./validation.ts"
+import { checkReferences, ensureOwned, type Reference } from "./references.ts"
+import { decodeInput, decodePatchInput, failIfAny } from "./validation.ts"
 
 /** Reads a record of the caller's tenant: 404 when no tenant has it, 403 when another does. */
 export const findOwned = <T>(
@@ -52,8 +52,10 @@ export const makeCrud = <T>(o: {
   readonly create: Schema.Struct<any> & { readonly DecodingServices: never }
   readonly patch: Schema.Struct<any> & { readonly DecodingServices: never }
   readonly listSpec: ListSpec<Record<string, FilterKind>, string>
-  /** The field unique per tenant; a duplicate is 409 even when other fields are invalid (spec 7.4). */
-  readonly unique: string
+  /** The field unique per tenant, if any; a duplicate is 409 even when other fields are invalid (spec 7.4). */
+  readonly unique?: string
+  /** References of a decoded create or patch that must be the tenant's (422 FK_CONSTRAINT otherwise). */
+  readonly refs?: (input: any) => ReadonlyArray<Reference>
   readonly store: CrudStore<T>
   readonly references: References["Service"]
 }): Crud<T> => {
@@ -65,14 +67,17 @@ export const makeCrud = <T>(o: {
   const decodeUniqueFirst = <A>(decode: (i: unknown) => Effect.Effect<A, ValidationFailed>, input: unknown, exceptId?: string) =>
     Effect.gen(function*() {
       const tenant = yield* CurrentTenant
-      return yield* decode(input).pipe(Effect.catchTag("ValidationFailed", (e) => {
-        const value = (input as Record<string, unknown> | null)?.[o.unique]
+      const unique = o.unique
+      const decoded = yield* (unique === undefined ? decode(input) : decode(input).pipe(Effect.catchTag("ValidationFailed", (e) => {
+        const value = (input as Record<string, unknown> | null)?.[unique]
         return typeof value === "string" && value.length > 0 && value.length <= 255
           ? store.taken(tenant.id, value, exceptId).pipe(Effect.flatMap((taken) =>
-            Effect.fail(taken ? new Conflict({ message: `a ${o.entity} with ${o.unique} ${value} already exists`, field: o.unique }) : e)
+            Effect.fail(taken ? new Conflict({ message: `a ${o.entity} with ${unique} ${value} already exists`, field: unique }) : e)
           ))
           : Effect.fail(e)
-      }))
+      })))
+      if (o.refs !== undefined) yield* failIfAny(o.entity, yield* checkReferences(o.entity, input, o.refs(decoded)).pipe(withRefs))
+      return decoded
     })
 
   return {

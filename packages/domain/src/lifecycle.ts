@@ -1,6 +1,7 @@
 // Shared shape of the state machines (spec 3): each row is {from, action, to} plus the timestamp
 // effects the store applies in the same guarded UPDATE.
-import { InvalidStateTransition } from "./errors.ts"
+import { Effect } from "effect"
+import { InvalidStateTransition, NotFound } from "./errors.ts"
 
 /** What a transition does to a timestamp column: set now, set now only if empty, or clear. */
 export type Stamp = "now" | "first" | "clear"
@@ -48,4 +49,45 @@ export const refuseMove = <S extends string, A extends string>(
     current,
     required: [...new Set(machine.filter((t) => t.to === target).flatMap((t) => t.from))],
     action: `set status to '${target}' on`
+  })
+
+/** What a guarded store move returns: the new row and the status it left. */
+export interface Moved<T> {
+  readonly row: T
+  readonly previous: string
+}
+
+interface Mover<S extends string, A extends string, T, E> {
+  readonly machine: Machine<S, A>
+  readonly entity: string
+  readonly id: string
+  /** One guarded statement; undefined when the row is missing or not in `from`. */
+  readonly move: (transition: Transition<S, A>) => Effect.Effect<Moved<T> | undefined, E>
+  /** The current status, undefined when the record is gone. */
+  readonly status: () => Effect.Effect<S | undefined>
+}
+
+/** Runs a lifecycle action: guarded move first; a miss reads the status to answer 404 or 409. */
+export const runAction = <S extends string, A extends string, T, E>(o: Mover<S, A, T, E> & { readonly action: A }) =>
+  Effect.gen(function*() {
+    const transition = o.machine.find((t) => t.action === o.action)!
+    const moved = yield* o.move(transition)
+    if (moved !== undefined) return { ...moved, transition }
+    const current = yield* o.status()
+    if (current === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
+    return yield* new InvalidStateTransition({ entity: o.entity, current, required: transition.from, action: o.action })
+  })
+
+/** A PATCH of `status` to `target`: the move the table allows from the current status, or 409. */
+export const runPatchTo = <S extends string, A extends string, T, E>(o: Mover<S, A, T, E> & { readonly target: S }) =>
+  Effect.gen(function*() {
+    const current = yield* o.status()
+    if (current === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
+    const transition = transitionTo(o.machine, current, o.target)
+    if (transition === undefined) return yield* refuseMove(o.machine, o.entity, current, o.target)
+    const moved = yield* o.move(transition)
+    if (moved !== undefined) return { ...moved, transition }
+    const now = yield* o.status()
+    if (now === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
+    return yield* refuseMove(o.machine, o.entity, now, o.target)
   })

@@ -2,11 +2,15 @@
 // document, the docs page and the typed client are generated from it; the server routes by it.
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BatchLifecycleGroup, batchesGroup, timeEntriesGroup } from "./api-batches.ts"
+import { JobLifecycleGroup, OperationLifecycleGroup } from "./api-lifecycle.ts"
 import {
+  batchListSpec,
   Cell,
   CellCreate,
   cellListSpec,
   CellPatch,
+  issueListSpec,
   Job,
   JobCreate,
   jobListSpec,
@@ -25,7 +29,8 @@ import {
   Profile,
   ProfileCreate,
   profileListSpec,
-  ProfilePatch
+  ProfilePatch,
+  timeEntryListSpec
 } from "@mes/domain"
 import {
   BadRequestError,
@@ -42,6 +47,8 @@ import {
   UnauthorizedError,
   ValidationError
 } from "./envelope.ts"
+import { IssuesGroup } from "./api-issues.ts"
+import { substepListSpec, substepsGroup } from "./api-substeps.ts"
 
 export const BASE_PATH = "/functions/v1"
 
@@ -78,7 +85,7 @@ const JobCreated = okEnvelope(Schema.Struct({
 }))
 
 /** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
-const crud = <const G extends string, const P extends `/${string}`>(
+export const crud = <const G extends string, const P extends `/${string}`>(
   group: G,
   path: P,
   o: {
@@ -165,8 +172,13 @@ export class ProfilesGroup extends crud("profiles", "/api-profiles", {
   patch: ProfilePatch
 }) {}
 
+export class SubstepsGroup extends substepsGroup(crud) {}
+export class BatchesGroup extends batchesGroup(crud) {}
+export class TimeEntriesGroup extends timeEntriesGroup(crud) {}
+
 export class Api extends HttpApi.make("mes")
-  .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup)
+  .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
+  .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
@@ -191,5 +203,9 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "parts.list": partListSpec,
   "operations.list": operationListSpec,
   "cells.list": cellListSpec,
-  "profiles.list": profileListSpec
+  "profiles.list": profileListSpec,
+  "issues.list": issueListSpec,
+  "substeps.list": substepListSpec,
+  "batches.list": batchListSpec,
+  "timeEntries.list": timeEntryListSpec
 }

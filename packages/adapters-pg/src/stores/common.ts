@@ -15,16 +15,24 @@ export const TxPg = Layer.effect(Tx, Effect.gen(function*() {
   return Tx.of({ transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)) as any })
 }))
 
+// rows under a soft-deleted job count as absent (404), like the job itself
+const underLiveJob = (table: string, alias: string) =>
+  `SELECT ${alias}.id, ${alias}.tenant_id FROM ${table} ${alias}
+   JOIN operations o ON o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id
+   JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+   JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+   WHERE j.deleted_at IS NULL AND ${alias}.id = ANY($1::uuid[])`
+
 const ownerSql: Record<ReferenceTable, string> = {
   jobs: "SELECT id, tenant_id FROM jobs WHERE deleted_at IS NULL AND id = ANY($1::uuid[])",
   parts: "SELECT p.id, p.tenant_id FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE j.deleted_at IS NULL AND p.id = ANY($1::uuid[])",
   operations: "SELECT o.id, o.tenant_id FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE j.deleted_at IS NULL AND o.id = ANY($1::uuid[])",
   cells: "SELECT id, tenant_id FROM cells WHERE id = ANY($1::uuid[])",
   profiles: "SELECT id, tenant_id FROM profiles WHERE id = ANY($1::uuid[])",
-  time_entries: "SELECT id, tenant_id FROM time_entries WHERE id = ANY($1::uuid[])",
   batches: "SELECT id, tenant_id FROM batches WHERE id = ANY($1::uuid[])",
-  issues: "SELECT id, tenant_id FROM issues WHERE id = ANY($1::uuid[])",
-  substeps: "SELECT id, tenant_id FROM substeps WHERE id = ANY($1::uuid[])"
+  time_entries: underLiveJob("time_entries", "e"),
+  issues: underLiveJob("issues", "i"),
+  substeps: underLiveJob("substeps", "s")
 }
 
 /** PostgreSQL array literal for a uuid[] parameter (ids are validated UUIDs). */

@@ -17,13 +17,16 @@ export const listPage = <T extends object>(
     readonly where: ReadonlyArray<Fragment>
     readonly sort: Readonly<Record<string, string>>
     readonly query: { readonly sort: string; readonly order: "asc" | "desc"; readonly limit: number; readonly offset: number }
+    /** Extra select-list expressions, e.g. a child-id array. */
+    readonly extra?: string
   }
 ): Effect.Effect<Slice<T>> =>
   Effect.gen(function*() {
     const from = sql.literal(`${o.table} ${o.alias}`)
     const where = sql.and(o.where)
     const rows = yield* sql<T & { _total: number }>`
-      SELECT ${sql.literal(o.alias)}.*, count(*) OVER ()::int AS _total FROM ${from} WHERE ${where}
+      SELECT ${sql.literal(o.alias)}.*${sql.literal(o.extra === undefined ? "" : `, ${o.extra}`)}, count(*) OVER ()::int AS _total
+      FROM ${from} WHERE ${where}
       ${sql.literal(orderBy(o.sort, o.query.sort, o.query.order, o.alias))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}`
     // past the last page the window count has no row to ride on
     const total = rows.length > 0

@@ -3,9 +3,9 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Job, type JobDetail, type JobListQuery, JobStore, type JobWithParts, type Operation, type Part, type Stamp } from "@mes/domain"
+import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, type Operation, type Part, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow, upsertRows } from "../rows.ts"
+import { insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 
@@ -28,7 +28,11 @@ export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: Reado
     stamp === "now" ? `"${col}" = now()` : stamp === "first" ? `"${col}" = coalesce(t."${col}", now())` : `"${col}" = NULL`
   ),
   ...effects.flatMap((e) =>
-    e === "actual_duration" ? [`actual_duration = round((extract(epoch FROM now() - coalesce(t.started_at, now())) / 60)::numeric, 2)::float8`] : []
+    e === "actual_duration"
+      ? [`actual_duration = round((extract(epoch FROM now() - coalesce(t.started_at, now())) / 60)::numeric, 2)::float8`]
+      : e === "complete_percentage"
+      ? ["completion_percentage = 100"]
+      : []
   )
 ]
 
@@ -90,15 +94,23 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         return { ...job, parts: parts.map((p) => ({ ...p, operations: ops.filter((o) => o.part_id === p.id) })) } as JobDetail
       }).pipe(die),
 
-    update: (tenantId, id, changes, guard) =>
-      updateRow<Job>(sql, "jobs", tenantId, id, changes, {
-        where: "AND t.deleted_at IS NULL",
-        ...(guard === undefined ? {} : {
-          extraSet: stampSql(guard.stamps, guard.effects),
-          guard: "t.status = ANY($4::text[])",
-          guardParams: [`{${guard.from.join(",")}}`]
-        })
+    update: (tenantId, id, changes) =>
+      updateRow<Job>(sql, "jobs", tenantId, id, changes, { where: "AND t.deleted_at IS NULL" }).pipe(mapConstraints),
+
+    move: (tenantId, id, move, changes) =>
+      moveRow<Job>(sql, "jobs", tenantId, id, {
+        from: move.from,
+        to: move.to,
+        set: stampSql(move.stamps, move.effects),
+        ...(changes === undefined ? {} : { changes }),
+        where: "AND deleted_at IS NULL"
       }).pipe(mapConstraints),
+
+    status: (tenantId, id) =>
+      sql<{ status: JobStatus }>`SELECT status FROM jobs WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL`.pipe(
+        Effect.map((rows) => rows[0]?.status),
+        die
+      ),
 
     softDelete: (tenantId, id) =>
       sql`UPDATE jobs SET deleted_at = now(), updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL RETURNING id`.pipe(

@@ -2,10 +2,10 @@
 // lock on the part; guarded status moves; sync upserts.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type Operation, type OperationListQuery, OperationStore } from "@mes/domain"
+import { type Operation, type OperationListQuery, type OperationState, OperationStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow, upsertRows } from "../rows.ts"
-import { contains } from "./common.ts"
+import { insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
+import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults, stampSql } from "./jobs.ts"
 
@@ -63,15 +63,42 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    update: (tenantId, id, changes, guard) =>
-      updateRow<Operation>(sql, "operations", tenantId, id, changes, guard === undefined ? {} : {
-        extraSet: [
-          ...stampSql(guard.stamps),
-          ...(guard.effects?.includes("complete_percentage") ? ["completion_percentage = 100"] : [])
-        ],
-        guard: "t.status = ANY($4::text[])",
-        guardParams: [`{${guard.from.join(",")}}`]
+    update: (tenantId, id, changes) => updateRow<Operation>(sql, "operations", tenantId, id, changes).pipe(mapConstraints),
+    move: (tenantId, id, move, changes) =>
+      moveRow<Operation>(sql, "operations", tenantId, id, {
+        from: move.from,
+        to: move.to,
+        set: stampSql(move.stamps, move.effects),
+        ...(changes === undefined ? {} : { changes })
       }).pipe(mapConstraints),
+    status: (tenantId, id) =>
+      sql<{ status: OperationState }>`SELECT o.status FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
+        Effect.map((rows) => rows[0]?.status),
+        Effect.orDie
+      ),
+    context: (tenantId, id) =>
+      sql<{ part_id: string; part_number: string; job_id: string; job_number: string }>`
+        SELECT p.id AS part_id, p.part_number, j.id AS job_id, j.job_number
+        FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+        JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+        WHERE o.tenant_id = ${tenantId} AND o.id = ${id}`.pipe(
+        Effect.map(([r]) => ({ part: { id: r!.part_id, part_number: r!.part_number, job: { id: r!.job_id, job_number: r!.job_number } } })),
+        Effect.orDie
+      ),
+    getMany: (tenantId, ids) =>
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql.unsafe<Operation>(`SELECT * FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, uuidArray(ids)]).pipe(
+          Effect.orDie
+        ),
+    moveMany: (tenantId, ids, move) =>
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql.unsafe<Operation>(
+          `UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
+           WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[]) AND t.status = ANY($4::text[]) RETURNING t.*`,
+          [tenantId, uuidArray(ids), move.to, `{${move.from.join(",")}}`]
+        ).pipe(Effect.orDie),
     remove: (tenantId, id) =>
       sql`DELETE FROM operations WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -4,7 +4,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow, upsertRows } from "../rows.ts"
-import { contains } from "./common.ts"
+import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
 
@@ -77,6 +77,23 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         ) SELECT id FROM chain ORDER BY depth`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie),
     upsert: (rows) =>
       upsertRows<Part>(sql, "parts", rows, partDefaults, { predicate: "external_id IS NOT NULL", sameParent: "job_id" }).pipe(mapConstraints),
+    rollUp: (tenantId, partIds) =>
+      partIds.length === 0
+        ? Effect.succeed([])
+        : sql.unsafe<{ id: string; status: string; previous: string }>(
+          `WITH s AS (
+             SELECT part_id, bool_and(status = 'completed') AS all_done, bool_or(status <> 'not_started') AS any_started
+             FROM operations WHERE tenant_id = $1 AND part_id = ANY($2::uuid[]) GROUP BY part_id
+           ), target AS (
+             SELECT p.id, p.status AS previous,
+               CASE WHEN s.all_done THEN 'completed' WHEN s.any_started THEN 'in_progress' ELSE p.status END AS status
+             FROM parts p JOIN s ON s.part_id = p.id WHERE p.tenant_id = $1 FOR UPDATE OF p
+           )
+           UPDATE parts p SET status = target.status, updated_at = now()
+           FROM target WHERE p.tenant_id = $1 AND p.id = target.id AND p.status <> target.status
+           RETURNING p.id, p.status, target.previous`,
+          [tenantId, uuidArray(partIds)]
+        ).pipe(Effect.orDie),
     byExternalIds: (tenantId, source, externalIds) =>
       externalIds.length === 0
         ? Effect.succeed([])

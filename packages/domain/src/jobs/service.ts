@@ -1,7 +1,7 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
 import { Context, Effect, Layer } from "effect"
 import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { refuseMove, transitionTo } from "../lifecycle.ts"
+import { runAction, runPatchTo } from "../lifecycle.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
@@ -12,13 +12,19 @@ import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { Part } from "../parts/schema.ts"
-import { jobMachine } from "./lifecycle.ts"
+import { type JobAction, jobMachine } from "./lifecycle.ts"
 import { planNested } from "./nested.ts"
 import { type Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
-import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
+import { type GuardedMove, type JobDetail, JobStore, type JobWithParts } from "./store.ts"
 import type { BadRequest } from "../errors.ts"
 
-export type JobCreated = JobDetail & {}
+/** The answer of a job lifecycle action (spec 4.4). */
+export interface JobTransitioned {
+  readonly job: Job
+  readonly action: JobAction
+  readonly previous_status: JobStatus
+  readonly new_status: JobStatus
+}
 
 type Services = CurrentTenant
 
@@ -51,6 +57,11 @@ export class Jobs extends Context.Service<Jobs, {
     id: string,
     input: unknown
   ) => Effect.Effect<Job, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
+  /** A lifecycle action of spec 3.1 (start, stop, complete, resume) as one guarded statement. */
+  readonly transition: (
+    id: string,
+    action: JobAction
+  ) => Effect.Effect<JobTransitioned, NotFound | Forbidden | Conflict | InvalidStateTransition, Services>
   /** Soft delete: the job disappears from queries and frees its number (spec 4.1, DECISIONS). */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden, Services>
 }>()("mes/domain/Jobs") {
@@ -94,6 +105,14 @@ export class Jobs extends Context.Service<Jobs, {
         }))
       }).pipe(withRefs)
 
+    const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
+      machine: jobMachine,
+      entity: "job",
+      id,
+      move: (t: GuardedMove) => store.move(tenantId, id, t, changes),
+      status: () => store.status(tenantId, id)
+    })
+
     const update = (id: string, raw: unknown) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
@@ -109,18 +128,8 @@ export class Jobs extends Context.Service<Jobs, {
           if (job === undefined) return yield* new NotFound({ entity: "job", id })
           return job
         }
-        // A status change is a lifecycle move with its side effects, guarded in one statement.
-        const current = yield* store.get(tenant.id, id)
-        if (current === undefined) return yield* new NotFound({ entity: "job", id })
-        const move = transitionTo(jobMachine, current.status, status as JobStatus)
-        if (move === undefined) return yield* refuseMove(jobMachine, "job", current.status, status)
-        const job = yield* store.update(tenant.id, id, { ...changes, status: move.to }, move)
-        if (job === undefined) {
-          const now = yield* store.get(tenant.id, id)
-          if (now === undefined) return yield* new NotFound({ entity: "job", id })
-          return yield* refuseMove(jobMachine, "job", now.status, status)
-        }
-        return job
+        // DECISIONS: a status change is a move of the job lifecycle, with its side effects
+        return (yield* runPatchTo({ ...mover(tenant.id, id, changes), target: status })).row
       }).pipe(withRefs)
 
     return Jobs.of({
@@ -133,6 +142,14 @@ export class Jobs extends Context.Service<Jobs, {
         }),
       get: (id) => findOwned("jobs", "job", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
       update,
+      transition: (id, action) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("jobs", id)
+          // emits job.started / job.stopped / job.resumed / job.completed (outbox: later issue)
+          const moved = yield* runAction({ ...mover(tenant.id, id), action })
+          return { job: moved.row, action, previous_status: moved.previous as JobStatus, new_status: moved.row.status }
+        }).pipe(withRefs),
       remove: (id) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant

@@ -3,8 +3,8 @@ import type { Conflict } from "../errors.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { Part } from "../parts/schema.ts"
 import type { ListQuery, Slice } from "../query.ts"
-import type { Stamp } from "../lifecycle.ts"
-import type { Job, JobListSpec } from "./schema.ts"
+import type { Moved, Transition } from "../lifecycle.ts"
+import type { Job, JobListSpec, JobStatus } from "./schema.ts"
 
 /** Column values for new rows: everything but the database's timestamps and defaults. */
 export type NewRow<T> = { readonly [K in keyof T]?: T[K] | null } & { readonly id: string; readonly tenant_id: string }
@@ -13,11 +13,8 @@ export type JobWithParts = Job & { readonly parts: ReadonlyArray<Part> }
 export type JobDetail = Job & { readonly parts: ReadonlyArray<Part & { readonly operations: ReadonlyArray<Operation> }> }
 export type JobListQuery = ListQuery<JobListSpec["filters"], JobListSpec["sort"][number]>
 
-export interface GuardedMove {
-  readonly from: ReadonlyArray<string>
-  readonly stamps: Readonly<Record<string, Stamp>>
-  readonly effects?: ReadonlyArray<string> | undefined
-}
+/** A lifecycle row as the stores apply it: guard, target, timestamp stamps and named effects. */
+export type GuardedMove = Pick<Transition<string, string>, "from" | "to" | "stamps" | "effects">
 
 export class JobStore extends Context.Service<JobStore, {
   /** Inserts a job, its parts and their operations: one statement per level. */
@@ -28,16 +25,17 @@ export class JobStore extends Context.Service<JobStore, {
   ) => Effect.Effect<{ job: Job; parts: ReadonlyArray<Part>; operations: ReadonlyArray<Operation> }, Conflict>
   readonly list: (tenantId: string, query: JobListQuery) => Effect.Effect<Slice<JobWithParts>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<JobDetail | undefined>
-  /**
-   * Updates columns; with a guard, only while status is one of `guard.from` (one statement),
-   * applying its timestamp stamps. Undefined when no row matched.
-   */
-  readonly update: (
+  /** Updates columns; undefined when no row matched. */
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Job | undefined, Conflict>
+  /** A guarded lifecycle move in one statement (spec 3.1); undefined when missing or not in `from`. */
+  readonly move: (
     tenantId: string,
     id: string,
-    changes: Readonly<Record<string, unknown>>,
-    guard?: GuardedMove
-  ) => Effect.Effect<Job | undefined, Conflict>
+    move: GuardedMove,
+    changes?: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Moved<Job> | undefined, Conflict>
+  /** The status of a non-deleted job. */
+  readonly status: (tenantId: string, id: string) => Effect.Effect<JobStatus | undefined>
   readonly softDelete: (tenantId: string, id: string) => Effect.Effect<boolean>
   /** Inserts or updates a job by (external_source, external_id) among non-deleted jobs. */
   readonly upsert: (job: NewRow<Job>) => Effect.Effect<{ readonly row: Job; readonly inserted: boolean }, Conflict>

@@ -3,17 +3,35 @@ import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Conflict, Forbidden, ValidationFailed } from "../errors.ts"
 import { type InvalidStateTransition, NotFound } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
-import { refuseMove, transitionTo } from "../lifecycle.ts"
+import { runAction, runPatchTo, type Transition } from "../lifecycle.ts"
+import { PartStore } from "../parts/store.ts"
+import { TimeEntryStore } from "../time-entries/store.ts"
 import { findOwned } from "../crud.ts"
-import { CurrentTenant, newId, References } from "../ports.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { decodeListQuery, type Page, toPage } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
-import { completeFromAnyState, operationMachine, type OperationState } from "./lifecycle.ts"
+import {
+  CLOSE_TIME_ENTRIES,
+  completeFromAnyState,
+  type OperationAction,
+  operationMachine,
+  OPEN_TIME_ENTRY,
+  type OperationState
+} from "./lifecycle.ts"
 import { type Operation, operationAliases, OperationCreate, operationListSpec, OperationPatch } from "./schema.ts"
-import { OperationStore } from "./store.ts"
+import { type OperationContext, OperationStore } from "./store.ts"
 
 type Services = CurrentTenant
+
+/** The answer of an operation lifecycle action (spec 4.5). */
+export interface OperationTransitioned {
+  readonly operation: Operation & OperationContext & { readonly estimated_time: number | null }
+  readonly operation_type: OperationAction
+  readonly previous_status: OperationState
+  readonly new_status: OperationState
+  readonly time_entry_ended: boolean
+}
 
 /** Resolves `cell_name` to a cell of the tenant when no `cell_id` is given (spec 2.3). */
 export const resolveCellName = (root: string, input: unknown, cellName: string | null | undefined, path = ["cell_name"]) =>
@@ -36,11 +54,24 @@ export class Operations extends Context.Service<Operations, {
     id: string,
     input: unknown
   ) => Effect.Effect<Operation, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
+  /**
+   * A lifecycle action of spec 3.2 as one guarded statement, with its time entries (opened for
+   * `userId` on start/resume, all ended on pause/complete), actual_time and the part's status, in one
+   * transaction. Emits operation.started / paused / resumed / completed (outbox: later issue).
+   */
+  readonly transition: (
+    id: string,
+    action: OperationAction,
+    userId?: string
+  ) => Effect.Effect<OperationTransitioned, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
   /** Refused when the operation has time entries (409). */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
 }>()("mes/domain/Operations") {
   static readonly layer = Layer.effect(Operations, Effect.gen(function*() {
     const store = yield* OperationStore
+    const parts = yield* PartStore
+    const timeEntries = yield* TimeEntryStore
+    const tx = yield* Tx
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(OperationCreate, "operation")
@@ -53,7 +84,65 @@ export class Operations extends Context.Service<Operations, {
       return out
     }
 
+    /**
+     * Moves one operation and applies the row's effects; every caller runs it in a transaction.
+     * `userId` is checked after the move, so a wrong state (409) wins over a bad user (422).
+     */
+    const applyMove = (
+      tenantId: string,
+      id: string,
+      run: (mover: {
+        machine: typeof operationMachine
+        entity: string
+        id: string
+        move: (t: Transition<OperationState, OperationAction>) => ReturnType<typeof store.move>
+        status: () => ReturnType<typeof store.status>
+      }) => Effect.Effect<{ row: Operation; previous: string; transition: Transition<OperationState, OperationAction> }, NotFound | InvalidStateTransition | Conflict>,
+      options: { readonly userId?: string | undefined; readonly changes?: Readonly<Record<string, unknown>> } = {}
+    ) =>
+      Effect.gen(function*() {
+        const moved = yield* run({
+          machine: operationMachine,
+          entity: "operation",
+          id,
+          move: (t) => store.move(tenantId, id, t, options.changes),
+          status: () => store.status(tenantId, id)
+        })
+        const effects = moved.transition.effects ?? []
+        let row = moved.row
+        let ended = 0
+        if (effects.includes(OPEN_TIME_ENTRY) && options.userId !== undefined) {
+          yield* failIfAny("operation", yield* checkReferences("operation", { user_id: options.userId }, [
+            { table: "profiles", id: options.userId, path: ["user_id"] }
+          ]))
+          yield* timeEntries.open(tenantId, [{ operation_id: id, user_id: options.userId }])
+        }
+        if (effects.includes(CLOSE_TIME_ENTRIES)) {
+          ended = yield* timeEntries.closeActive(tenantId, [id])
+          if (ended > 0) row = (yield* timeEntries.recomputeActualTime(tenantId, [id]))[0] ?? row
+        }
+        // part.started / part.completed come from this roll-up (outbox: later issue)
+        yield* parts.rollUp(tenantId, [row.part_id])
+        return { row, previous: moved.previous as OperationState, ended }
+      })
+
     return Operations.of({
+      transition: (id, action, userId) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("operations", id)
+          const { row, previous, ended } = yield* tx.transaction(
+            applyMove(tenant.id, id, (mover) => runAction({ ...mover, action }), { userId })
+          )
+          const context = yield* store.context(tenant.id, id)
+          return {
+            operation: { ...row, ...context, estimated_time: row.estimated_time_minutes },
+            operation_type: action,
+            previous_status: previous,
+            new_status: row.status,
+            time_entry_ended: ended > 0
+          }
+        })),
       create: (raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
@@ -85,23 +174,15 @@ export class Operations extends Context.Service<Operations, {
           yield* failIfAny("operation", yield* checkReferences("operation", raw, refs(input)))
           const { status: rawStatus, ...changes } = input
           const status = rawStatus === "paused" ? "on_hold" : rawStatus
-          const notFound = new NotFound({ entity: "operation", id })
           if (status === undefined) {
-            return (yield* store.update(tenant.id, id, changes)) ?? (yield* Effect.fail(notFound))
+            return (yield* store.update(tenant.id, id, changes)) ?? (yield* new NotFound({ entity: "operation", id }))
           }
-          if (status === "completed") {
-            return (yield* store.update(tenant.id, id, { ...changes, status }, completeFromAnyState)) ?? (yield* Effect.fail(notFound))
-          }
-          // other status changes follow the lifecycle table with its timestamps (spec 3.2)
-          const current = yield* store.get(tenant.id, id)
-          if (current === undefined) return yield* notFound
-          const move = transitionTo(operationMachine, current.status as OperationState, status)
-          const refuse = (from: OperationState) => Effect.fail(refuseMove(operationMachine, "operation", from, status))
-          if (move === undefined) return yield* refuse(current.status as OperationState)
-          const updated = yield* store.update(tenant.id, id, { ...changes, status: move.to }, move)
-          if (updated !== undefined) return updated
-          const now = yield* store.get(tenant.id, id)
-          return now === undefined ? yield* notFound : yield* refuse(now.status as OperationState)
+          // status changes are lifecycle moves with their effects (spec 3.2); completed from any state
+          const { row } = yield* tx.transaction(applyMove(tenant.id, id, (mover) =>
+            status === "completed"
+              ? runAction({ ...mover, machine: [completeFromAnyState], action: "complete" })
+              : runPatchTo({ ...mover, target: status }), { changes }))
+          return row
         })),
       remove: (id) =>
         withRefs(Effect.gen(function*() {

@@ -1,9 +1,15 @@
 import { Context, type Effect } from "effect"
 import type { Conflict } from "../errors.ts"
 import type { GuardedMove, NewRow } from "../jobs/store.ts"
+import type { Moved } from "../lifecycle.ts"
 import type { Upserted } from "../parts/store.ts"
+import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
+
+export interface OperationContext {
+  readonly part: { readonly id: string; readonly part_number: string; readonly job: { readonly id: string; readonly job_number: string } }
+}
 
 export type OperationListQuery = ListQuery<typeof operationListSpec["filters"], typeof operationListSpec["sort"][number]>
 
@@ -12,12 +18,20 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly insert: (operation: NewRow<Operation>) => Effect.Effect<Operation, Conflict>
   readonly list: (tenantId: string, query: OperationListQuery) => Effect.Effect<Slice<Operation>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Operation | undefined>
-  readonly update: (
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Operation | undefined, Conflict>
+  /** A guarded lifecycle move in one statement (spec 3.2); undefined when missing or not in `from`. */
+  readonly move: (
     tenantId: string,
     id: string,
-    changes: Readonly<Record<string, unknown>>,
-    guard?: GuardedMove
-  ) => Effect.Effect<Operation | undefined, Conflict>
+    move: GuardedMove,
+    changes?: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Moved<Operation> | undefined, Conflict>
+  readonly status: (tenantId: string, id: string) => Effect.Effect<OperationState | undefined>
+  /** The part and job an operation belongs to (lifecycle answers, spec 4.5). */
+  readonly context: (tenantId: string, id: string) => Effect.Effect<OperationContext>
+  readonly getMany: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
+  /** A guarded move of many operations at once (batches); returns the moved rows. */
+  readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Operation>>
   /** Refused (Conflict) when the operation has time entries (spec 4.3). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
   /** max(sequence)+1 of a part's operations. */

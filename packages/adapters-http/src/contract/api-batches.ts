@@ -1,0 +1,65 @@
+// /api-batches and /api-batch-lifecycle (spec 4.6), /api-time-entries (DECISIONS: records).
+// api.ts imports this file, so the shared `crud` helper is passed in (no import cycle).
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import {
+  AddOperations,
+  Batch,
+  BatchCreate,
+  batchListSpec,
+  BatchPatch,
+  BatchStart,
+  BatchStatus,
+  TimeEntry,
+  TimeEntryCreate,
+  timeEntryListSpec,
+  TimeEntryPatch,
+  TimeShare
+} from "@mes/domain"
+import type { crud } from "./api.ts"
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  idQuery,
+  NotFoundError,
+  okEnvelope,
+  UnauthorizedError,
+  ValidationError
+} from "./envelope.ts"
+
+const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
+
+export const batchesGroup = (make: typeof crud) =>
+  make("batches", "/api-batches", { singular: "batch", plural: "batches", record: Batch, list: batchListSpec, create: BatchCreate, patch: BatchPatch })
+
+export const timeEntriesGroup = (make: typeof crud) =>
+  make("timeEntries", "/api-time-entries", {
+    singular: "time_entry",
+    plural: "time_entries",
+    record: TimeEntry,
+    list: timeEntryListSpec,
+    create: TimeEntryCreate,
+    patch: TimeEntryPatch
+  })
+
+const BatchMoved = okEnvelope(Schema.Struct({
+  batch: Batch,
+  operation: Schema.Literals(["start", "stop"]),
+  previous_status: BatchStatus,
+  new_status: BatchStatus,
+  operations_moved: Schema.Array(Schema.String),
+  time_entries_opened: Schema.optionalKey(Schema.Int),
+  time_distribution: Schema.optionalKey(Schema.Array(TimeShare))
+}))
+
+export class BatchLifecycleGroup extends HttpApiGroup.make("batchLifecycle").add(
+  HttpApiEndpoint.post("start", "/api-batch-lifecycle/start", { query: idQuery, payload: BatchStart, success: BatchMoved, error: errors }),
+  HttpApiEndpoint.post("stop", "/api-batch-lifecycle/stop", { query: idQuery, payload: BatchStart, success: BatchMoved, error: errors }),
+  HttpApiEndpoint.post("addOperations", "/api-batch-lifecycle/add-operations", {
+    query: idQuery,
+    payload: AddOperations,
+    success: okEnvelope(Schema.Struct({ batch: Batch })),
+    error: errors
+  })
+) {}

@@ -1,0 +1,133 @@
+// Batches (spec 2.6, 4.6): a batch with its ordered operations; guarded moves; time shares.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type Batch, type BatchListQuery, type BatchStatus, BatchStore, type TimeShare } from "@mes/domain"
+import { mapConstraints } from "../constraints.ts"
+import { insertRows, moveRow, updateRow } from "../rows.ts"
+import { contains, uuidArray } from "./common.ts"
+import { listPage } from "./crud.ts"
+import { stampSql } from "./jobs.ts"
+
+const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
+  WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
+
+const sort = { created_at: "b.created_at", batch_number: "b.batch_number", status: "b.status" }
+
+export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+
+  const get = (tenantId: string, id: string) =>
+    sql<Batch>`SELECT b.*, ${sql.literal(OPERATION_IDS)} FROM batches b WHERE b.tenant_id = ${tenantId} AND b.id = ${id}`.pipe(
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+
+  /** Appends operations after the batch's last sequence (one statement). */
+  const append = (tenantId: string, batchId: string, operationIds: ReadonlyArray<string>) =>
+    operationIds.length === 0
+      ? Effect.void
+      : sql.unsafe(
+        `INSERT INTO batch_operations (tenant_id, batch_id, operation_id, sequence)
+         SELECT $1, $2, o.id, (SELECT coalesce(max(sequence), 0) FROM batch_operations WHERE tenant_id = $1 AND batch_id = $2) + o.n
+         FROM unnest($3::uuid[]) WITH ORDINALITY AS o (id, n)`,
+        [tenantId, batchId, uuidArray(operationIds)]
+      ).pipe(Effect.asVoid)
+
+  return BatchStore.of({
+    insert: (batch, operationIds) =>
+      Effect.gen(function*() {
+        yield* insertRows<{ id: string }>(sql, "batches", [batch], { batch_type: "'general'", status: "'draft'" })
+        yield* append(batch.tenant_id, batch.id, operationIds)
+        return (yield* get(batch.tenant_id, batch.id))!
+      }).pipe(mapConstraints),
+    list: (tenantId, q: BatchListQuery) => {
+      const f = q.filters
+      return listPage<Batch>(sql, {
+        table: "batches",
+        alias: "b",
+        extra: OPERATION_IDS,
+        where: [
+          sql`b.tenant_id = ${tenantId}`,
+          ...(f.id !== undefined ? [sql`b.id = ${f.id}`] : []),
+          ...(f.status !== undefined ? [sql`b.status = ${f.status}`] : []),
+          ...(f.batch_type !== undefined ? [sql`b.batch_type = ${f.batch_type}`] : []),
+          ...(f.cell_id !== undefined ? [sql`b.cell_id = ${f.cell_id}`] : []),
+          ...(f.material !== undefined ? [sql`b.material = ${f.material}`] : []),
+          ...(f.search !== undefined ? [sql`(b.batch_number ILIKE ${contains(f.search)} OR b.material ILIKE ${contains(f.search)})`] : [])
+        ],
+        sort,
+        query: q
+      })
+    },
+    get,
+    update: (tenantId, id, changes) =>
+      updateRow<{ id: string }>(sql, "batches", tenantId, id, changes).pipe(
+        Effect.flatMap((row) => (row === undefined ? Effect.succeed(undefined) : get(tenantId, id))),
+        mapConstraints
+      ),
+    remove: (tenantId, id) =>
+      sql`DELETE FROM batches WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        mapConstraints
+      ),
+    move: (tenantId, id, move, changes) =>
+      moveRow<{ id: string }>(sql, "batches", tenantId, id, {
+        from: move.from,
+        to: move.to,
+        set: stampSql(move.stamps),
+        ...(changes === undefined ? {} : { changes })
+      }).pipe(
+        Effect.flatMap((moved) =>
+          moved === undefined ? Effect.succeed(undefined) : get(tenantId, id).pipe(Effect.map((row) => ({ row: row!, previous: moved.previous })))
+        ),
+        mapConstraints
+      ),
+    status: (tenantId, id) =>
+      sql<{ status: BatchStatus }>`SELECT status FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]?.status),
+        Effect.orDie
+      ),
+    addOperations: (tenantId, id, operationIds, whileIn) =>
+      Effect.gen(function*() {
+        // lock the batch while it is in an accepting status, so a concurrent start waits for us
+        const locked = yield* sql`SELECT id FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}
+          AND status IN ${sql.in(whileIn)} FOR UPDATE`
+        if (locked.length === 0) return undefined
+        yield* append(tenantId, id, operationIds)
+        yield* sql`UPDATE batches SET updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${id}`
+        return yield* get(tenantId, id)
+      }).pipe(mapConstraints),
+    batchesOf: (tenantId, operationIds) =>
+      operationIds.length === 0
+        ? Effect.succeed(new Map<string, string>())
+        : sql.unsafe<{ operation_id: string; batch_id: string }>(
+          `SELECT operation_id, batch_id FROM batch_operations WHERE tenant_id = $1 AND operation_id = ANY($2::uuid[])`,
+          [tenantId, uuidArray(operationIds)]
+        ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.operation_id, r.batch_id]))), Effect.orDie),
+    ancestors: (tenantId, id) =>
+      sql<{ id: string }>`
+        WITH RECURSIVE chain (id, parent_batch_id, depth) AS (
+          SELECT id, parent_batch_id, 0 FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}
+          UNION ALL
+          SELECT b.id, b.parent_batch_id, c.depth + 1 FROM batches b JOIN chain c ON b.tenant_id = ${tenantId} AND b.id = c.parent_batch_id
+          WHERE c.depth < 1000
+        ) SELECT id FROM chain ORDER BY depth`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie),
+    numberTaken: (tenantId, batchNumber, exceptId) =>
+      sql`SELECT 1 FROM batches WHERE tenant_id = ${tenantId} AND batch_number = ${batchNumber} AND id <> ${exceptId ?? "00000000-0000-0000-0000-000000000000"}`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    saveShares: (tenantId, batchId, shares) =>
+      shares.length === 0
+        ? Effect.void
+        : sql.unsafe(
+          `INSERT INTO batch_time_shares (tenant_id, batch_id, operation_id, basis, weight, tracked_seconds, share_seconds)
+           SELECT $1, $2, s.operation_id, s.basis, s.weight, s.tracked_seconds, s.share_seconds
+           FROM jsonb_to_recordset($3::jsonb) AS s (operation_id uuid, basis text, weight float8, tracked_seconds int, share_seconds int)`,
+          [tenantId, batchId, JSON.stringify(shares)]
+        ).pipe(Effect.asVoid, Effect.orDie),
+    shares: (tenantId, batchId) =>
+      sql<TimeShare>`SELECT operation_id, basis, weight, tracked_seconds, share_seconds, share_seconds / 60.0::float8 AS share_minutes
+        FROM batch_time_shares WHERE tenant_id = ${tenantId} AND batch_id = ${batchId}`.pipe(Effect.orDie)
+  })
+}))

@@ -1,0 +1,85 @@
+// Issues and NCRs (spec 4.7): job and part filters through the operation, stamps in the same
+// statement as the write, and the per-tenant, per-year NCR counter.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
+import { mapConstraints } from "../constraints.ts"
+import { insertRows, updateRow } from "../rows.ts"
+import { contains } from "./common.ts"
+import { listPage } from "./crud.ts"
+import { stampSql } from "./jobs.ts"
+
+// severity and status sort by rank (low → critical, open → closed), not alphabetically
+const issueSort = {
+  created_at: "i.created_at",
+  severity: "CASE i.severity WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 WHEN 'critical' THEN 4 END",
+  status: "CASE i.status WHEN 'open' THEN 1 WHEN 'in_progress' THEN 2 WHEN 'resolved' THEN 3 WHEN 'closed' THEN 4 END",
+  resolved_at: "i.resolved_at"
+}
+
+const issueDefaults = { status: "'open'", issue_type: "'general'" }
+
+const THROUGH = `FROM operations o
+  JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+  JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id`
+
+// issues of soft-deleted jobs are gone from queries with their job (DECISIONS: soft-deleted jobs)
+const live = (alias: string) =>
+  `EXISTS (SELECT 1 ${THROUGH} WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id AND j.deleted_at IS NULL)`
+
+export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return IssueStore.of({
+    insert: (issue, stamps: IssueStamps) => {
+      // a stamp on create means "now": the column rides along as null and takes now() as its default
+      const row: Record<string, unknown> = { ...issue }
+      const defaults: Record<string, string> = { ...issueDefaults }
+      for (const [col, stamp] of Object.entries(stamps)) {
+        row[col] = null
+        if (stamp !== "clear") defaults[col] = "now()"
+      }
+      return insertRows<IssueRow>(sql, "issues", [row], defaults).pipe(Effect.map((rows) => rows[0]!), mapConstraints)
+    },
+    list: (tenantId, q: IssueListQuery) =>
+      Effect.gen(function*() {
+        const f = q.filters
+        // one semi-join through operation, part and job: liveness and the job_id / part_id filters
+        const through = [sql`o.tenant_id = i.tenant_id`, sql`o.id = i.operation_id`, sql`j.deleted_at IS NULL`]
+        if (f.part_id !== undefined) through.push(sql`o.part_id = ${f.part_id}`)
+        if (f.job_id !== undefined) through.push(sql`p.job_id = ${f.job_id}`)
+        const where = [sql`i.tenant_id = ${tenantId}`, sql`EXISTS (SELECT 1 ${sql.literal(THROUGH)} WHERE ${sql.and(through)})`]
+        if (f.id !== undefined) where.push(sql`i.id = ${f.id}`)
+        if (f.severity !== undefined) where.push(sql`i.severity = ${f.severity}`)
+        if (f.status !== undefined) where.push(sql`i.status = ${f.status}`)
+        if (f.issue_type !== undefined) where.push(sql`i.issue_type = ${f.issue_type}`)
+        if (f.reported_by !== undefined) where.push(sql`i.reported_by_id = ${f.reported_by}`)
+        if (f.assigned_to !== undefined) where.push(sql`i.assigned_to_id = ${f.assigned_to}`)
+        if (f.operation_id !== undefined) where.push(sql`i.operation_id = ${f.operation_id}`)
+        if (f.search !== undefined) {
+          const s = contains(f.search)
+          where.push(sql`(i.title ILIKE ${s} OR i.description ILIKE ${s})`)
+        }
+        return yield* listPage<IssueRow>(sql, { table: "issues", alias: "i", where, sort: issueSort, query: q })
+      }).pipe(Effect.orDie),
+    get: (tenantId, id) =>
+      sql<IssueRow>`SELECT i.* FROM issues i WHERE i.tenant_id = ${tenantId} AND i.id = ${id} AND ${sql.literal(live("i"))}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    update: (tenantId, id, changes, stamps) =>
+      updateRow<IssueRow>(sql, "issues", tenantId, id, changes, {
+        extraSet: stampSql(stamps as Readonly<Record<string, Stamp>>),
+        where: `AND ${live("t")}`
+      }).pipe(mapConstraints),
+    nextNcrNumber: (tenantId, year) =>
+      sql<{ last_value: number }>`
+        INSERT INTO ncr_counters (tenant_id, year, last_value) VALUES (${tenantId}, ${year}, 1)
+        ON CONFLICT (tenant_id, year) DO UPDATE SET last_value = ncr_counters.last_value + 1
+        RETURNING last_value`.pipe(Effect.map((rows) => rows[0]!.last_value), Effect.orDie),
+    ncrNumberTaken: (tenantId, ncrNumber, exceptId) => {
+      const where = [sql`tenant_id = ${tenantId}`, sql`ncr_number = ${ncrNumber}`]
+      if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)
+      return sql`SELECT 1 FROM issues WHERE ${sql.and(where)} LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    }
+  })
+}))

@@ -1,0 +1,58 @@
+// Substeps (spec 4.8): plain CRUD under the operation; completed_at follows completed in the same
+// statement, and substeps of a soft-deleted job are hidden like its parts and operations.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type Substep, SubstepStore } from "@mes/domain"
+import { mapConstraints } from "../constraints.ts"
+import { insertRows, updateRow } from "../rows.ts"
+import { listPage } from "./crud.ts"
+
+const substepSort = { sequence: "s.sequence", created_at: "s.created_at", completed: "s.completed" }
+
+/** The substep's operation is under a job that is not soft-deleted. */
+const live = (alias: string) =>
+  `EXISTS (SELECT 1 FROM operations o
+    JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+    JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+    WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id AND j.deleted_at IS NULL)`
+
+/** completed_at on insert: now() when created completed. */
+const insertDefaults = { completed_at: "CASE WHEN r.completed THEN now() END" }
+/** completed_at on update of `completed`: the first completion time is kept; reopening clears it. */
+const completedAtSet = "completed_at = CASE WHEN NOT r.completed THEN NULL WHEN t.completed THEN coalesce(t.completed_at, now()) ELSE now() END"
+
+export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return SubstepStore.of({
+    insert: (row) =>
+      insertRows<Substep>(sql, "substeps", [{ ...row, completed_at: null }], insertDefaults).pipe(
+        Effect.map((rows) => rows[0]!),
+        mapConstraints
+      ),
+    list: (tenantId, q) => {
+      const f = q.filters
+      const where = [sql`s.tenant_id = ${tenantId}`, sql.literal(live("s"))]
+      if (f.id !== undefined) where.push(sql`s.id = ${f.id as string}`)
+      if (f.operation_id !== undefined) where.push(sql`s.operation_id = ${f.operation_id as string}`)
+      if (f.completed !== undefined) where.push(sql`s.completed = ${f.completed as boolean}`)
+      return listPage<Substep>(sql, { table: "substeps", alias: "s", where, sort: substepSort, query: q })
+    },
+    get: (tenantId, id) =>
+      sql<Substep>`SELECT s.* FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    update: (tenantId, id, changes) =>
+      updateRow<Substep>(sql, "substeps", tenantId, id, changes, {
+        extraSet: changes.completed === undefined ? [] : [completedAtSet],
+        where: `AND ${live("t")}`
+      }).pipe(mapConstraints),
+    remove: (tenantId, id) =>
+      sql`DELETE FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))} RETURNING s.id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        mapConstraints
+      ),
+    // substeps have no field unique per tenant
+    taken: () => Effect.succeed(false)
+  })
+}))

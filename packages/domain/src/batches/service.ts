@@ -1,0 +1,241 @@
+// Batches (spec 2.6, 3.3, 4.6): CRUD and the batch lifecycle. Starting a batch starts its
+// operations and opens the operator's time entries; stopping it completes them and shares the
+// tracked time across them (distributeBatchTime), all in one transaction.
+import { Context, Effect, Layer } from "effect"
+import { findOwned } from "../crud.ts"
+import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
+import { runAction, type Transition } from "../lifecycle.ts"
+import { completeFromAnyState, operationMachine } from "../operations/lifecycle.ts"
+import { OperationStore } from "../operations/store.ts"
+import { PartStore } from "../parts/store.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { TimeEntryStore } from "../time-entries/store.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { duplicates } from "../jobs/nested.ts"
+import { addOperationsFrom, type BatchAction, batchMachine, COMPLETE_OPERATIONS, START_OPERATIONS } from "./lifecycle.ts"
+import { AddOperations, type Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
+import { BatchStore } from "./store.ts"
+import { distributeBatchTime } from "./time-shares.ts"
+
+type Services = CurrentTenant
+type Problem = NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition
+
+export interface BatchTransitioned {
+  readonly batch: Batch
+  readonly operation: BatchAction
+  readonly previous_status: BatchStatus
+  readonly new_status: BatchStatus
+  /** Operations whose status this move changed. */
+  readonly operations_moved: ReadonlyArray<string>
+  readonly time_entries_opened?: number
+  /** How the tracked time was shared (stop). */
+  readonly time_distribution?: ReadonlyArray<TimeShare>
+}
+
+const startOperations: Transition<string, string> = operationMachine.find((t) => t.action === "start")!
+const completeOperations: Transition<string, string> = {
+  ...completeFromAnyState,
+  from: completeFromAnyState.from.filter((s) => s !== "completed")
+}
+
+export class Batches extends Context.Service<Batches, {
+  readonly create: (input: unknown) => Effect.Effect<Batch, Conflict | ValidationFailed, Services>
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Batch>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<Batch, NotFound | Forbidden, Services>
+  /** Field updates; `status` moves draft → ready (or cancels a batch not yet started). */
+  readonly update: (id: string, input: unknown) => Effect.Effect<Batch, Problem, Services>
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
+  /** start | stop (spec 3.3); emits batch.started / batch.completed (outbox: later issue). */
+  readonly transition: (id: string, action: "start" | "stop", body: unknown) => Effect.Effect<BatchTransitioned, Problem, Services>
+  /** Appends operations while the batch is draft or ready (spec 3.3). */
+  readonly addOperations: (id: string, body: unknown) => Effect.Effect<Batch, Problem, Services>
+}>()("mes/domain/Batches") {
+  static readonly layer = Layer.effect(Batches, Effect.gen(function*() {
+    const store = yield* BatchStore
+    const operations = yield* OperationStore
+    const parts = yield* PartStore
+    const timeEntries = yield* TimeEntryStore
+    const references = yield* References
+    const tx = yield* Tx
+    const withRefs = Effect.provideService(References, references)
+    const decodeCreate = decodeInput(BatchCreate, "batch")
+    const decodePatch = decodePatchInput(BatchPatch, "batch")
+    const decodeStart = decodeInput(BatchStart, "batch")
+    const decodeAdd = decodeInput(AddOperations, "batch")
+
+    const fieldRefs = (input: { cell_id?: string | null | undefined; parent_batch_id?: string | null | undefined }): Array<Reference> => [
+      ...(input.cell_id != null ? [{ table: "cells" as const, id: input.cell_id, path: ["cell_id"] }] : []),
+      ...(input.parent_batch_id != null ? [{ table: "batches" as const, id: input.parent_batch_id, path: ["parent_batch_id"] }] : [])
+    ]
+
+    /** Operation ids: the tenant's (422), not repeated (422), not in another batch (409). */
+    const checkOperations = (input: unknown, ids: ReadonlyArray<string>, path: string, batchId?: string) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const details: Array<ValidationDetail> = [
+          ...duplicates("batch", input, ids, (id) => id, (i) => [path, i], "operation"),
+          ...(yield* checkReferences("batch", input, ids.map((id, i) => ({ table: "operations" as const, id, path: [path, i] }))))
+        ]
+        const taken = [...(yield* store.batchesOf(tenant.id, ids))].filter(([, b]) => b !== batchId)
+        return { details, taken }
+      })
+
+    const refuseTaken = (taken: ReadonlyArray<readonly [string, string]>) =>
+      taken.length === 0
+        ? Effect.void
+        : Effect.fail(new Conflict({ message: `operations already in another batch: ${taken.map(([o]) => o).join(", ")}`, field: "operation_ids" }))
+
+    const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
+      machine: batchMachine,
+      entity: "batch",
+      id,
+      move: (t: Transition<BatchStatus, BatchAction>) => store.move(tenantId, id, t, changes),
+      status: () => store.status(tenantId, id)
+    })
+
+    const parentCycle = (input: unknown, id: string, parent: string | null | undefined) =>
+      Effect.gen(function*() {
+        if (parent == null) return [] as Array<ValidationDetail>
+        const tenant = yield* CurrentTenant
+        if (parent === id || (yield* store.ancestors(tenant.id, parent)).includes(id)) {
+          return [detail("batch", input, ["parent_batch_id"], "CIRCULAR_REFERENCE", "a batch cannot be its own ancestor")]
+        }
+        return []
+      })
+
+    const start = (tenantId: string, id: string, raw: unknown) =>
+      Effect.gen(function*() {
+        const { operator_id } = yield* decodeStart(raw ?? {})
+        const moved = yield* runAction({ ...mover(tenantId, id, operator_id == null ? undefined : { operator_id }), action: "start" })
+        // a wrong state (409) wins over a bad operator (422): the reference is checked after the move
+        if (operator_id != null) {
+          yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
+        }
+        const ids = moved.row.operation_ids
+        const started = moved.transition.effects?.includes(START_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, startOperations) : []
+        const ops = yield* operations.getMany(tenantId, ids)
+        const open = ops.filter((o) => o.status !== "completed")
+        const opened = operator_id == null
+          ? 0
+          : yield* timeEntries.open(tenantId, open.map((o) => ({ operation_id: o.id, user_id: operator_id, batch_id: id })))
+        yield* parts.rollUp(tenantId, [...new Set(ops.map((o) => o.part_id))])
+        return { moved, operations_moved: started.map((o) => o.id), extra: { time_entries_opened: opened } }
+      })
+
+    const stop = (tenantId: string, id: string, raw: unknown) =>
+      Effect.gen(function*() {
+        const { operator_id } = yield* decodeStart(raw ?? {})
+        const moved = yield* runAction({ ...mover(tenantId, id), action: "stop" })
+        if (operator_id != null) {
+          yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
+        }
+        const ids = moved.row.operation_ids
+        // the tracked time of the batch's entries, shared out before the operations complete
+        const open = yield* timeEntries.openForBatch(tenantId, id)
+        let shares: ReadonlyArray<TimeShare> = []
+        if (open.length > 0) {
+          const tracked = Math.max(...open.map((e) => e.elapsed_seconds))
+          const byId = new Map((yield* operations.getMany(tenantId, open.map((e) => e.operation_id))).map((o) => [o.id, o]))
+          shares = distributeBatchTime(
+            tracked,
+            open.map((e) => ({ operation_id: e.operation_id, estimated_time_minutes: byId.get(e.operation_id)?.estimated_time_minutes ?? null }))
+          )
+          yield* timeEntries.closeBatch(tenantId, id, shares.map((s) => ({ operation_id: s.operation_id, minutes: s.share_minutes })))
+          yield* store.saveShares(tenantId, id, shares)
+        }
+        const closed = yield* timeEntries.closeActive(tenantId, ids)
+        const completed = moved.transition.effects?.includes(COMPLETE_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, completeOperations) : []
+        const all = yield* operations.getMany(tenantId, ids)
+        if (shares.length > 0 || closed > 0) yield* timeEntries.recomputeActualTime(tenantId, ids)
+        yield* parts.rollUp(tenantId, [...new Set(all.map((o) => o.part_id))])
+        return { moved, operations_moved: completed.map((o) => o.id), extra: { time_distribution: shares } }
+      })
+
+    return Batches.of({
+      create: (raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const input = yield* decodeCreate(raw).pipe(Effect.catchTag("ValidationFailed", (e) => {
+            // spec 7.4: a duplicate batch_number is 409 even when other fields are invalid
+            const n = (raw as { batch_number?: unknown } | null)?.batch_number
+            return typeof n === "string" && n.length > 0 && n.length <= 255
+              ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((t) => Effect.fail(t ? new Conflict({ message: `batch_number ${n} already exists`, field: "batch_number" }) : e)))
+              : Effect.fail(e)
+          }))
+          const ids = input.operation_ids ?? []
+          const ops = yield* checkOperations(raw, ids, "operation_ids")
+          const details = [...ops.details, ...(yield* checkReferences("batch", raw, fieldRefs(input)))]
+          if (yield* store.numberTaken(tenant.id, input.batch_number)) {
+            return yield* new Conflict({ message: `batch_number ${input.batch_number} already exists`, field: "batch_number" })
+          }
+          yield* failIfAny("batch", details)
+          yield* refuseTaken(ops.taken)
+          const { operation_ids: _o, ...fields } = input
+          return yield* tx.transaction(store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids))
+        })),
+      list: (raw) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const q = yield* decodeListQuery(batchListSpec, raw)
+          return toPage(q)(yield* store.list(tenant.id, q))
+        }),
+      get: (id) => findOwned("batches", "batch", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+      update: (id, raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("batches", id)
+          const patch = yield* decodePatch(raw)
+          const details = [...(yield* checkReferences("batch", raw, fieldRefs(patch))), ...(yield* parentCycle(raw, id, patch.parent_batch_id))]
+          yield* failIfAny("batch", details)
+          const { status, ...changes } = patch
+          if (status === undefined) {
+            return (yield* store.update(tenant.id, id, changes)) ?? (yield* new NotFound({ entity: "batch", id }))
+          }
+          const moved = yield* runAction({ ...mover(tenant.id, id, changes), action: status === "ready" ? "ready" : "cancel" })
+          return moved.row
+        })),
+      remove: (id) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("batches", id)
+          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "batch", id })
+        })),
+      transition: (id, action, raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("batches", id)
+          const result: { moved: { previous: string }; operations_moved: ReadonlyArray<string>; extra: Partial<BatchTransitioned> } =
+            yield* tx.transaction<any, Problem, CurrentTenant | References>(action === "start" ? start(tenant.id, id, raw) : stop(tenant.id, id, raw))
+          const batch = (yield* store.get(tenant.id, id))!
+          return {
+            batch,
+            operation: action,
+            previous_status: result.moved.previous as BatchStatus,
+            new_status: batch.status,
+            operations_moved: result.operations_moved,
+            ...result.extra
+          }
+        })),
+      addOperations: (id, raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("batches", id)
+          const { operation_ids } = yield* decodeAdd(raw)
+          const refuse = (current: BatchStatus) =>
+            new InvalidStateTransition({ entity: "batch", current, required: addOperationsFrom, action: "add operations to" })
+          const status = yield* store.status(tenant.id, id)
+          if (status !== undefined && !addOperationsFrom.includes(status)) return yield* refuse(status)
+          const ops = yield* checkOperations(raw, operation_ids, "operation_ids", id)
+          yield* failIfAny("batch", ops.details)
+          yield* refuseTaken(ops.taken)
+          const batch = yield* tx.transaction(store.addOperations(tenant.id, id, operation_ids, addOperationsFrom))
+          if (batch !== undefined) return batch
+          // the status changed under us (guarded statement found nothing)
+          const now = yield* store.status(tenant.id, id)
+          return yield* (now === undefined ? Effect.fail(new NotFound({ entity: "batch", id })) : Effect.fail(refuse(now)))
+        }))
+    })
+  }))
+}

@@ -1,0 +1,40 @@
+import { Context, type Effect } from "effect"
+import type { Conflict } from "../errors.ts"
+import type { GuardedMove, NewRow } from "../jobs/store.ts"
+import type { Moved } from "../lifecycle.ts"
+import type { ListQuery, Slice } from "../query.ts"
+import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
+
+export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
+export type BatchRow = Omit<Batch, "operation_ids">
+
+export class BatchStore extends Context.Service<BatchStore, {
+  /** Inserts the batch and its operations in order; Conflict when one is in another batch. */
+  readonly insert: (batch: NewRow<BatchRow>, operationIds: ReadonlyArray<string>) => Effect.Effect<Batch, Conflict>
+  readonly list: (tenantId: string, query: BatchListQuery) => Effect.Effect<Slice<Batch>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<Batch | undefined>
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Batch | undefined, Conflict>
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  readonly move: (
+    tenantId: string,
+    id: string,
+    move: GuardedMove,
+    changes?: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Moved<Batch> | undefined, Conflict>
+  readonly status: (tenantId: string, id: string) => Effect.Effect<BatchStatus | undefined>
+  /** Appends operations to the batch, only while its status is one of `whileIn` (one statement each). */
+  readonly addOperations: (
+    tenantId: string,
+    id: string,
+    operationIds: ReadonlyArray<string>,
+    whileIn: ReadonlyArray<BatchStatus>
+  ) => Effect.Effect<Batch | undefined, Conflict>
+  /** For each operation already in a batch, that batch's id. */
+  readonly batchesOf: (tenantId: string, operationIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
+  /** The batch ids up the parent chain of `id`, nearest first. */
+  readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly numberTaken: (tenantId: string, batchNumber: string, exceptId?: string) => Effect.Effect<boolean>
+  /** Records how a stopped batch's time was shared (audit, spec 3.3). */
+  readonly saveShares: (tenantId: string, batchId: string, shares: ReadonlyArray<TimeShare>) => Effect.Effect<void>
+  readonly shares: (tenantId: string, batchId: string) => Effect.Effect<ReadonlyArray<TimeShare>>
+}>()("mes/domain/BatchStore") {}

@@ -1,0 +1,133 @@
+// Issues and NCRs: create, list, read, update (spec 4.7). No delete: the spec has none.
+import { Context, Effect, Layer } from "effect"
+import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
+import { Conflict, NotFound } from "../errors.ts"
+import { findOwned } from "../crud.ts"
+import { renameAliases } from "../fields.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
+import {
+  formatNcrNumber,
+  type Issue,
+  issueAliases,
+  IssueCreate,
+  issueListSpec,
+  IssuePatch,
+  type IssueStatus,
+  presentIssue
+} from "./schema.ts"
+import { type IssueStamps, IssueStore } from "./store.ts"
+
+type Services = CurrentTenant
+
+const ENTITY = "issue"
+/** A value that would pass the ncr_number rule (1-50 chars), so its uniqueness can be checked first. */
+const isNcrNumber = (v: unknown): v is string => typeof v === "string" && v.length >= 1 && v.length <= 50
+
+const profileFields = ["reported_by_id", "assigned_to_id", "resolved_by_id", "verified_by_id"] as const
+
+const profileRefs = (input: Partial<Record<(typeof profileFields)[number], string | null>>): Array<Reference> =>
+  profileFields.flatMap((f) => (input[f] != null ? [{ table: "profiles" as const, id: input[f]!, path: [f] }] : []))
+
+/** resolved_at follows the status: set when it becomes resolved or closed (kept while it stays so), cleared when reopened. */
+const resolvedStamp = (status: IssueStatus | undefined): IssueStamps =>
+  status === undefined ? {} : status === "resolved" || status === "closed" ? { resolved_at: "first" } : { resolved_at: "clear" }
+
+/** verified_at follows verified_by_id: set (now) with a verifier, cleared with null. */
+const verifiedStamp = (verifiedBy: string | null | undefined): IssueStamps =>
+  verifiedBy === undefined ? {} : verifiedBy === null ? { verified_at: "clear" } : { verified_at: "now" }
+
+const severityRequired = (input: unknown): ValidationDetail =>
+  detail(ENTITY, input, ["severity"], "NOT_NULL", "severity is required when issue_type is ncr")
+
+export class Issues extends Context.Service<Issues, {
+  /** Creates a general issue or an NCR; an NCR without ncr_number gets the next `NCR-<year>-NNNNN`. */
+  readonly create: (input: unknown) => Effect.Effect<Issue, Conflict | ValidationFailed, Services>
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Issue>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<Issue, NotFound | Forbidden, Services>
+  /** PATCH: verified_by_id stamps verified_at, status stamps or clears resolved_at, in the same statement. */
+  readonly update: (id: string, input: unknown) => Effect.Effect<Issue, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+}>()("mes/domain/Issues") {
+  static readonly layer = Layer.effect(Issues, Effect.gen(function*() {
+    const store = yield* IssueStore
+    const references = yield* References
+    const tx = yield* Tx
+    const withRefs = Effect.provideService(References, references)
+    const decodeCreate = decodeInput(IssueCreate, ENTITY)
+    const decodePatch = decodePatchInput(IssuePatch, ENTITY)
+
+    /** spec 7.4: a duplicate ncr_number is 409 even when other fields are invalid. */
+    const refuseTakenNumber = (tenantId: string, body: unknown, exceptId?: string) =>
+      Effect.gen(function*() {
+        const value = (body as Record<string, unknown>)?.ncr_number
+        if (isNcrNumber(value) && (yield* store.ncrNumberTaken(tenantId, value, exceptId))) {
+          return yield* new Conflict({ message: `an issue with ncr_number ${value} already exists`, field: "ncr_number" })
+        }
+      })
+
+    /** The next free generated number; skips numbers a client already used (DECISIONS: numbering). */
+    const generateNumber = (tenantId: string) =>
+      Effect.gen(function*() {
+        const year = new Date().getUTCFullYear()
+        for (;;) {
+          const candidate = formatNcrNumber(year, yield* store.nextNcrNumber(tenantId, year))
+          if (!(yield* store.ncrNumberTaken(tenantId, candidate))) return candidate
+        }
+      })
+
+    return Issues.of({
+      create: (raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const body = renameAliases(raw, issueAliases)
+          yield* refuseTakenNumber(tenant.id, body)
+          const b = (body ?? {}) as Record<string, unknown>
+          const rule = b.issue_type === "ncr" && b.severity == null ? [severityRequired(body)] : []
+          const input = yield* decodeCreate(body).pipe(
+            Effect.catchTag("ValidationFailed", (e) => Effect.fail(validationFailed(ENTITY, [...e.details, ...rule])))
+          )
+          const refDetails = yield* checkReferences(ENTITY, body, [
+            { table: "operations", id: input.operation_id, path: ["operation_id"] },
+            ...profileRefs(input)
+          ])
+          yield* failIfAny(ENTITY, [...refDetails, ...rule])
+          const stamps = { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) }
+          const row = yield* tx.transaction(Effect.gen(function*() {
+            // the counter bump and the insert commit or roll back together
+            const ncrNumber = input.ncr_number ?? (input.issue_type === "ncr" ? yield* generateNumber(tenant.id) : null)
+            return yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id, ncr_number: ncrNumber }, stamps)
+          }))
+          // events: emit `ncr.created` (issue_type ncr) or `issue.created` (general) here, via the outbox
+          return presentIssue(row)
+        })),
+      list: (raw) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const q = yield* decodeListQuery(issueListSpec, raw)
+          const page = toPage(q)(yield* store.list(tenant.id, q))
+          return { ...page, rows: page.rows.map(presentIssue) }
+        }),
+      get: (id) => withRefs(findOwned("issues", ENTITY, id, (tenantId) => store.get(tenantId, id))).pipe(Effect.map(presentIssue)),
+      update: (id, raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("issues", id)
+          const body = renameAliases(raw, issueAliases)
+          yield* refuseTakenNumber(tenant.id, body, id)
+          const input = yield* decodePatch(body)
+          const current = yield* store.get(tenant.id, id)
+          if (current === undefined) return yield* new NotFound({ entity: ENTITY, id })
+          const details = yield* checkReferences(ENTITY, body, profileRefs(input))
+          if (current.issue_type === "ncr" && input.severity === null) details.push(severityRequired(body))
+          yield* failIfAny(ENTITY, details)
+          const stamps = { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) }
+          const row = yield* store.update(tenant.id, id, input, stamps)
+          if (row === undefined) return yield* new NotFound({ entity: ENTITY, id })
+          // events: emit `ncr.verified` here when an NCR gets a verified_by_id, via the outbox
+          return presentIssue(row)
+        }))
+    })
+  }))
+}

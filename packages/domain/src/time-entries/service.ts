@@ -1,0 +1,87 @@
+// Time entries by hand (DECISIONS: records): list, read, create, correct and delete; every change
+// recomputes the operation's actual_time in the same transaction.
+import { Context, Effect, Layer } from "effect"
+import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
+import { findOwned } from "../crud.ts"
+import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { type TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
+import { TimeEntryStore } from "./store.ts"
+
+type Services = CurrentTenant
+
+const endBeforeStart = (input: unknown, start: string, end: string | null | undefined): Array<ValidationDetail> =>
+  end != null && Date.parse(end) < Date.parse(start)
+    ? [detail("time_entry", input, ["end_time"], "MIN_VALUE", "end_time must not be before start_time")]
+    : []
+
+export class TimeEntries extends Context.Service<TimeEntries, {
+  readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<TimeEntry>, BadRequest | ValidationFailed, Services>
+  readonly get: (id: string) => Effect.Effect<TimeEntry, NotFound | Forbidden, Services>
+  /** A manual entry: operator and operation in the tenant, end not before start. */
+  readonly create: (input: unknown) => Effect.Effect<TimeEntry, Conflict | ValidationFailed, Services>
+  readonly update: (id: string, input: unknown) => Effect.Effect<TimeEntry, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
+}>()("mes/domain/TimeEntries") {
+  static readonly layer = Layer.effect(TimeEntries, Effect.gen(function*() {
+    const store = yield* TimeEntryStore
+    const references = yield* References
+    const tx = yield* Tx
+    const withRefs = Effect.provideService(References, references)
+    const decodeCreate = decodeInput(TimeEntryCreate, "time_entry")
+    const decodePatch = decodePatchInput(TimeEntryPatch, "time_entry")
+    const userRef = (user: string | null | undefined): Array<Reference> =>
+      user == null ? [] : [{ table: "profiles", id: user, path: ["user_id"] }]
+    const recompute = (tenantId: string, operationId: string) => store.recomputeActualTime(tenantId, [operationId])
+
+    return TimeEntries.of({
+      list: (raw) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const q = yield* decodeListQuery(timeEntryListSpec, raw)
+          return toPage(q)(yield* store.list(tenant.id, q))
+        }),
+      get: (id) => findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+      create: (raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const input = yield* decodeCreate(raw)
+          const refs = yield* checkReferences("time_entry", raw, [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...userRef(input.user_id)])
+          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, input.start_time, input.end_time)])
+          return yield* tx.transaction(Effect.gen(function*() {
+            const entry = yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id })
+            yield* recompute(tenant.id, entry.operation_id)
+            return entry
+          }))
+        })),
+      update: (id, raw) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          yield* ensureOwned("time_entries", id)
+          const patch = yield* decodePatch(raw)
+          const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
+          const start = patch.start_time ?? current.start_time
+          const end = patch.end_time === undefined ? current.end_time : patch.end_time
+          const refs = yield* checkReferences("time_entry", raw, userRef(patch.user_id))
+          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, new Date(start).toISOString(), end === null ? null : end && new Date(end).toISOString())])
+          return yield* tx.transaction(Effect.gen(function*() {
+            const entry = yield* store.update(tenant.id, id, patch)
+            if (entry === undefined) return yield* findOwned("time_entries", "time entry", id, () => Effect.succeed(undefined))
+            yield* recompute(tenant.id, entry.operation_id)
+            return entry
+          }))
+        })),
+      remove: (id) =>
+        withRefs(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
+          yield* tx.transaction(Effect.gen(function*() {
+            yield* store.remove(tenant.id, id)
+            yield* recompute(tenant.id, current.operation_id)
+          }))
+        }))
+    })
+  }))
+}
