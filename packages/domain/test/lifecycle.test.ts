@@ -2,6 +2,8 @@
 // the effects its row names; PATCH targets map to the right row.
 import { describe, expect, it } from "vitest"
 import {
+  addOperationsFrom,
+  batchMachine,
   completeFromAnyState,
   decide,
   InvalidStateTransition,
@@ -118,5 +120,37 @@ describe("operation lifecycle (spec 3.2)", () => {
   it("PATCH status completed is allowed from every state and keeps the first completed_at", () => {
     expect([...completeFromAnyState.from].sort()).toEqual([...opStates].sort())
     expect(completeFromAnyState.stamps).toEqual({ completed_at: "first" })
+  })
+})
+
+const batchStates = ["draft", "ready", "in_progress", "completed", "cancelled"] as const
+const batchActions = ["start", "stop", "ready", "cancel"] as const
+// spec 3.3 (+ cancel from draft/ready, docs/DECISIONS.md)
+const batchSpec = {
+  start: { from: ["draft", "ready"], to: "in_progress" },
+  stop: { from: ["in_progress"], to: "completed" },
+  ready: { from: ["draft"], to: "ready" },
+  cancel: { from: ["draft", "ready"], to: "cancelled" }
+} as const
+
+describe("batch lifecycle (spec 3.3)", () => {
+  for (const state of batchStates) {
+    for (const action of batchActions) {
+      const allowed = (batchSpec[action].from as ReadonlyArray<string>).includes(state)
+      it(`${action} from ${state} is ${allowed ? `allowed → ${batchSpec[action].to}` : "refused"}`, () => {
+        const result = decide(batchMachine, "batch", state, action)
+        if (allowed) expect((result as { to: string }).to).toBe(batchSpec[action].to)
+        else expect(result).toBeInstanceOf(InvalidStateTransition)
+      })
+    }
+  }
+
+  it("start moves the operations to in_progress; stop completes them and shares the time", () => {
+    expect(batchMachine.find((t) => t.action === "start")!.effects).toEqual(["start_operations"])
+    expect(batchMachine.find((t) => t.action === "stop")!.effects).toEqual(["complete_operations"])
+  })
+
+  it("add-operations needs draft or ready", () => {
+    expect([...addOperationsFrom]).toEqual(["draft", "ready"])
   })
 })

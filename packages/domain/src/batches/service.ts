@@ -108,10 +108,11 @@ export class Batches extends Context.Service<Batches, {
     const start = (tenantId: string, id: string, raw: unknown) =>
       Effect.gen(function*() {
         const { operator_id } = yield* decodeStart(raw ?? {})
-        const moved = yield* runAction({ ...mover(tenantId, id, operator_id == null ? undefined : { operator_id }), action: "start" })
+        const moved = yield* runAction({ ...mover(tenantId, id), action: "start" })
         // a wrong state (409) wins over a bad operator (422): the reference is checked after the move
         if (operator_id != null) {
           yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
+          yield* store.update(tenantId, id, { operator_id })
         }
         const ids = moved.row.operation_ids
         const started = moved.transition.effects?.includes(START_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, startOperations) : []

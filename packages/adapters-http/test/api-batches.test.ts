@@ -1,0 +1,239 @@
+// /api-batches and /api-batch-lifecycle (spec 2.6, 3.3, 4.6): CRUD, one batch per operation,
+// start/stop moving the operations, and the tracked time shared across them.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+
+let h: Harness
+let api: ReturnType<typeof client>
+let other: ReturnType<typeof client>
+let cell: string
+let foreignCell: string
+let operator: string
+let n = 0
+
+beforeAll(async () => {
+  h = await startServer()
+  api = (await h.as("A")).api
+  other = (await h.as("B")).api
+  cell = (await api.post("/api-cells", { name: "Laser" })).body.data.cell.id
+  foreignCell = (await other.post("/api-cells", { name: "B laser" })).body.data.cell.id
+  operator = (await api.post("/api-profiles", { display_name: "Olga" })).body.data.profile.id
+})
+afterAll(() => h.close())
+
+/** Operations on one new part, with estimates (minutes or null). */
+const newOps = async (...estimates: Array<number | null>) => {
+  const body = nestedJob(`BJ-${++n}`, 1, estimates.length)
+  body.parts[0]!.operations.forEach((o: any, i) => (o.estimated_time_minutes = estimates[i]))
+  const data = (await api.post("/api-jobs", body)).body.data
+  return { part: data.parts[0].part_id as string, ops: data.parts[0].operations.map((o: any) => o.operation_id as string) }
+}
+const newBatch = async (operation_ids: Array<string> = [], extra: Record<string, unknown> = {}) => {
+  const res = await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: cell, operation_ids, ...extra })
+  expect(res.status).toBe(201)
+  return res.body.data.batch
+}
+const act = (action: string, id: string, body?: unknown, as = api) => as.post(`/api-batch-lifecycle/${action}?id=${id}`, body)
+const op = async (id: string) => (await api.get(`/api-operations?id=${id}`)).body.data.operation
+
+describe("/api-batches", () => {
+  it("creates a draft batch with every field and its operations in order", async () => {
+    const { ops } = await newOps(10, 20)
+    const parent = await newBatch()
+    const res = await api.post("/api-batches", {
+      batch_number: "NEST-1",
+      batch_type: "laser_nesting",
+      cell_id: cell,
+      material: "S355",
+      thickness_mm: 4,
+      parent_batch_id: parent.id,
+      nesting_metadata: { sheets: 3 },
+      nesting_image_url: "https://example.com/n.png",
+      layout_image_url: "https://example.com/l.png",
+      notes: "rush",
+      operation_ids: [ops[1], ops[0]]
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.data.batch).toMatchObject({
+      batch_number: "NEST-1",
+      batch_type: "laser_nesting",
+      status: "draft",
+      thickness_mm: 4,
+      parent_batch_id: parent.id,
+      nesting_metadata: { sheets: 3 },
+      operation_ids: [ops[1], ops[0]]
+    })
+  })
+
+  it("refuses a duplicate batch_number (409), a foreign cell (422), bad URLs and types (422)", async () => {
+    const b = await newBatch()
+    expectError(await api.post("/api-batches", { batch_number: b.batch_number, cell_id: cell }), 409, "CONFLICT")
+    expectDetail(await api.post("/api-batches", { batch_number: "X-1", cell_id: foreignCell }), "cell_id", "FK_CONSTRAINT")
+    const bad = await api.post("/api-batches", { batch_number: "X-2", batch_type: "oven", nesting_image_url: "ftp://x", thickness_mm: -1 })
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([
+      ["batch_type", "ENUM_CONSTRAINT"],
+      ["cell_id", "NOT_NULL"],
+      ["nesting_image_url", "PATTERN_MISMATCH"],
+      ["thickness_mm", "MIN_VALUE"]
+    ])
+  })
+
+  it("an operation belongs to at most one batch: 409 on create, and only one of two concurrent creates wins", async () => {
+    const { ops } = await newOps(null)
+    await newBatch([ops[0]])
+    expectError(await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: cell, operation_ids: [ops[0]] }), 409, "CONFLICT")
+    const { ops: fresh } = await newOps(null)
+    const both = await Promise.all([1, 2].map((i) => api.post("/api-batches", { batch_number: `RACE-${n}-${i}`, cell_id: cell, operation_ids: fresh })))
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409])
+  })
+
+  it("operation_ids must be the tenant's and not repeated (422)", async () => {
+    const theirs = (await other.post("/api-jobs", nestedJob(`BB-${++n}`))).body.data.parts[0].operations[0].operation_id
+    const { ops } = await newOps(null)
+    const res = await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: cell, operation_ids: [ops[0], theirs, ops[0]] })
+    expect(res.status).toBe(422)
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual(expect.arrayContaining([
+      ["operation_ids[1]", "FK_CONSTRAINT"],
+      ["operation_ids[2]", "UNIQUE_CONSTRAINT"]
+    ]))
+  })
+
+  it("lists with status, batch_type, cell_id, material and search filters", async () => {
+    await newBatch([], { batch_type: "saw_batch", material: "ALU-TUBE" })
+    const ids = async (q: string) => (await api.get(`/api-batches?${q}`)).body.data.batches.map((b: any) => b.material)
+    expect(await ids("batch_type=saw_batch")).toEqual(["ALU-TUBE"])
+    expect(await ids("material=ALU-TUBE")).toEqual(["ALU-TUBE"])
+    expect(await ids("search=alu-t")).toEqual(["ALU-TUBE"])
+    expect((await api.get(`/api-batches?cell_id=${cell}&status=draft`)).body.data.pagination.total).toBeGreaterThan(1)
+    expectDetail(await api.get("/api-batches?status=done"), "status", "ENUM_CONSTRAINT")
+    expect((await other.get("/api-batches")).body.data.batches).toEqual([])
+  })
+
+  it("PATCH moves draft → ready once, refuses operation_ids, and cancels a batch not yet started", async () => {
+    const b = await newBatch()
+    const ready = await api.patch(`/api-batches?id=${b.id}`, { status: "ready", notes: "go" })
+    expect(ready.body.data.batch).toMatchObject({ status: "ready", notes: "go" })
+    expectError(await api.patch(`/api-batches?id=${b.id}`, { status: "ready" }), 409, "INVALID_STATE_TRANSITION")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { operation_ids: [] }), "operation_ids", "ENUM_CONSTRAINT")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "in_progress" }), "status", "ENUM_CONSTRAINT")
+    expect((await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled" })).body.data.batch.status).toBe("cancelled")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+  })
+
+  it("another tenant's batch is 403; a foreign parent batch is 422", async () => {
+    const b = await newBatch()
+    expectError(await other.get(`/api-batches?id=${b.id}`), 403, "FORBIDDEN")
+    expectError(await other.patch(`/api-batches?id=${b.id}`, { notes: "x" }), 403, "FORBIDDEN")
+    expectError(await other.delete(`/api-batches?id=${b.id}`), 403, "FORBIDDEN")
+    expectError(await act("start", b.id, undefined, other), 403, "FORBIDDEN")
+    expectDetail(await other.post("/api-batches", { batch_number: "BX", cell_id: foreignCell, parent_batch_id: b.id }), "parent_batch_id", "FK_CONSTRAINT")
+  })
+
+  it("deleting a draft batch frees its operations", async () => {
+    const { ops } = await newOps(null)
+    const b = await newBatch([ops[0]])
+    expect((await api.delete(`/api-batches?id=${b.id}`)).body.data).toEqual({ id: b.id, deleted: true })
+    await newBatch([ops[0]])
+  })
+})
+
+describe("/api-batch-lifecycle", () => {
+  it("start moves the operations to in_progress and opens the operator's time entries", async () => {
+    const { ops, part } = await newOps(10, 30)
+    const b = await newBatch(ops)
+    const res = await act("start", b.id, { operator_id: operator })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ operation: "start", previous_status: "draft", new_status: "in_progress", time_entries_opened: 2 })
+    expect(res.body.data.operations_moved.sort()).toEqual([...ops].sort())
+    expect(res.body.data.batch.started_at).not.toBeNull()
+    expect((await op(ops[0])).status).toBe("in_progress")
+    expect((await api.get(`/api-parts?id=${part}`)).body.data.part.status).toBe("in_progress")
+    const entries = (await api.get(`/api-time-entries?batch_id=${b.id}`)).body.data.time_entries
+    expect(entries.map((e: any) => [e.user_id, e.end_time])).toEqual([[operator, null], [operator, null]])
+  })
+
+  it("stop completes the operations and shares the tracked time by estimated_time_minutes", async () => {
+    const { ops, part } = await newOps(10, 30)
+    const b = await newBatch(ops)
+    await act("start", b.id, { operator_id: operator })
+    await h.sql("UPDATE time_entries SET start_time = start_time - interval '40 minutes' WHERE batch_id = $1", [b.id])
+    const res = await act("stop", b.id)
+    expect(res.body.data).toMatchObject({ operation: "stop", previous_status: "in_progress", new_status: "completed" })
+    const shares = res.body.data.time_distribution
+    expect(shares.map((s: any) => s.basis)).toEqual(["estimated_time", "estimated_time"])
+    const tracked = shares[0].tracked_seconds
+    expect(tracked).toBeGreaterThanOrEqual(2400)
+    expect(shares.reduce((s: number, x: any) => s + x.share_seconds, 0)).toBe(tracked)
+    const byOp = Object.fromEntries(shares.map((s: any) => [s.operation_id, s.share_seconds]))
+    expect(byOp[ops[1]]).toBeCloseTo(byOp[ops[0]] * 3, -1)
+    const [a, c] = [await op(ops[0]), await op(ops[1])]
+    expect([a.status, c.status]).toEqual(["completed", "completed"])
+    expect(a.actual_time).toBeCloseTo(byOp[ops[0]] / 60, 6)
+    expect(c.actual_time).toBeCloseTo(byOp[ops[1]] / 60, 6)
+    expect(a.completion_percentage).toBe(100)
+    expect((await api.get(`/api-parts?id=${part}`)).body.data.part.status).toBe("completed")
+    expect(res.body.data.batch.completed_at).not.toBeNull()
+  })
+
+  it("stop shares equally when an operation has no estimate", async () => {
+    const { ops } = await newOps(10, null, 5)
+    const b = await newBatch(ops)
+    await act("start", b.id, { operator_id: operator })
+    await h.sql("UPDATE time_entries SET start_time = start_time - interval '30 minutes' WHERE batch_id = $1", [b.id])
+    const shares = (await act("stop", b.id)).body.data.time_distribution
+    expect(shares.every((s: any) => s.basis === "equal")).toBe(true)
+    const secs = shares.map((s: any) => s.share_seconds)
+    expect(Math.max(...secs) - Math.min(...secs)).toBeLessThanOrEqual(1)
+  })
+
+  it("a batch started without an operator completes its operations with no time to share", async () => {
+    const { ops } = await newOps(null)
+    const b = await newBatch(ops)
+    expect((await act("start", b.id)).body.data.time_entries_opened).toBe(0)
+    const res = await act("stop", b.id)
+    expect(res.body.data.time_distribution).toEqual([])
+    expect((await op(ops[0])).status).toBe("completed")
+  })
+
+  it("refusals are 409 INVALID_STATE_TRANSITION naming the statuses", async () => {
+    const b = await newBatch()
+    const stop = await act("stop", b.id)
+    expectError(stop, 409, "INVALID_STATE_TRANSITION")
+    expect(stop.body.error.message).toContain("'draft'")
+    expect(stop.body.error.message).toContain("'in_progress'")
+    await act("start", b.id)
+    expectError(await act("start", b.id), 409, "INVALID_STATE_TRANSITION")
+    const { ops } = await newOps(null)
+    const add = await act("add-operations", b.id, { operation_ids: [ops[0]] })
+    expectError(add, 409, "INVALID_STATE_TRANSITION")
+    expect(add.body.error.message).toContain("'in_progress'")
+  })
+
+  it("add-operations appends in draft and ready, refusing operations in another batch", async () => {
+    const { ops } = await newOps(null, null, null)
+    const b = await newBatch([ops[0]])
+    const res = await act("add-operations", b.id, { operation_ids: [ops[2], ops[1]] })
+    expect(res.status).toBe(200)
+    expect(res.body.data.batch.operation_ids).toEqual([ops[0], ops[2], ops[1]])
+    const otherBatch = await newBatch()
+    expectError(await act("add-operations", otherBatch.id, { operation_ids: [ops[1]] }), 409, "CONFLICT")
+    expectDetail(await act("add-operations", otherBatch.id, { operation_ids: [] }), "operation_ids", "MIN_LENGTH")
+  })
+
+  it("20 parallel starts: exactly one 200 and one set of time entries", async () => {
+    const { ops } = await newOps(null, null)
+    const b = await newBatch(ops)
+    const all = await Promise.all(Array.from({ length: 20 }, () => act("start", b.id, { operator_id: operator })))
+    expect(all.filter((r) => r.status === 200)).toHaveLength(1)
+    expect(all.filter((r) => r.status === 409)).toHaveLength(19)
+    expect((await api.get(`/api-time-entries?batch_id=${b.id}`)).body.data.time_entries).toHaveLength(2)
+  })
+
+  it("an operator of another tenant is 422 FK_CONSTRAINT and the batch stays draft", async () => {
+    const foreign = (await other.post("/api-profiles", { display_name: "B op" })).body.data.profile.id
+    const b = await newBatch()
+    expectDetail(await act("start", b.id, { operator_id: foreign }), "operator_id", "FK_CONSTRAINT")
+    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch.status).toBe("draft")
+  })
+})
