@@ -7,7 +7,9 @@
 //   {"ready":true,"port":40123,"url":"http://127.0.0.1:40123/functions/v1","key":"...","db":"pglite"}
 // Afterwards it reads line commands on stdin and answers each with one JSON line:
 //   analyze  → runs ANALYZE                     → {"ok":"analyze","ms":12}
-//   counts   → row counts of jobs/parts/ops     → {"ok":"counts","jobs":200,"parts":1000,"operations":4000}
+//   counts   → row counts of jobs/parts/ops     → {"ok":"counts","jobs":200,"parts":1000,"operations":4000,
+//                                                   "completed_operations":0,"time_entries":0,"open_time_entries":0}
+//   lifecycle → whole-table invariants of completed operations (lifecycle scenario), see below
 //   quit     → closes the server and the database, exits 0
 // It also exits (cleanly) on SIGTERM/SIGINT or when stdin closes, so it never outlives its parent.
 // The database itself (for postgres) is created and dropped by the parent (bench/run.ts).
@@ -106,9 +108,29 @@ const main = async () => {
         say({ ok: "analyze", ms: Math.round(performance.now() - t0) })
       } else if (command === "counts") {
         const [row] = await query(
-          "SELECT (SELECT count(*)::int FROM jobs) AS jobs, (SELECT count(*)::int FROM parts) AS parts, (SELECT count(*)::int FROM operations) AS operations"
+          "SELECT (SELECT count(*)::int FROM jobs) AS jobs, (SELECT count(*)::int FROM parts) AS parts, (SELECT count(*)::int FROM operations) AS operations," +
+            " (SELECT count(*)::int FROM operations WHERE status = 'completed') AS completed_operations," +
+            " (SELECT count(*)::int FROM time_entries) AS time_entries, (SELECT count(*)::int FROM time_entries WHERE end_time IS NULL) AS open_time_entries"
         )
         say({ ok: "counts", ...row })
+      } else if (command === "lifecycle") {
+        // every completed operation: how many have exactly 2 entries, all ended, and actual_time = their sum
+        const [row] = await query(
+          `WITH e AS (
+             SELECT operation_id, count(*)::int AS n, count(*) FILTER (WHERE end_time IS NULL)::int AS open,
+               sum(duration_minutes) AS minutes
+             FROM time_entries GROUP BY operation_id
+           )
+           SELECT count(*)::int AS completed,
+             count(*) FILTER (WHERE e.n = 2 AND e.open = 0)::int AS two_ended_entries,
+             count(*) FILTER (WHERE e.open > 0)::int AS with_open_entries,
+             count(*) FILTER (WHERE e.minutes IS NOT NULL AND o.actual_time = e.minutes)::int AS actual_time_equal,
+             coalesce(max(abs(o.actual_time - coalesce(e.minutes, 0))), 0)::float8 AS max_actual_time_diff,
+             coalesce(sum(o.actual_time), 0)::float8 AS sum_actual_time_minutes
+           FROM operations o LEFT JOIN e ON e.operation_id = o.id
+           WHERE o.status = 'completed'`
+        )
+        say({ ok: "lifecycle", ...row })
       } else if (command === "quit") {
         await close(0)
       } else if (command !== "") {

@@ -251,6 +251,11 @@ describe("OpenAPI and docs", () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> }
     expect(doc.openapi).toMatch(/^3\.1\./)
     expect(Object.keys(doc.paths)).toContain("/functions/v1/api-jobs")
+    for (const path of [
+      "/api-parts", "/api-operations", "/api-jobs/sync", "/api-jobs/bulk-sync", "/api-cells", "/api-profiles",
+      "/api-job-lifecycle/start", "/api-operation-lifecycle/pause", "/api-batch-lifecycle/add-operations",
+      "/api-batches", "/api-time-entries", "/api-issues", "/api-substeps"
+    ]) expect(Object.keys(doc.paths)).toContain(`/functions/v1${path}`)
     expect(Object.keys(doc.paths["/functions/v1/api-jobs"]!).sort()).toEqual(expect.arrayContaining(["delete", "get", "patch", "post"]))
   })
 
