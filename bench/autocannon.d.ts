@@ -37,10 +37,16 @@ declare module "autocannon" {
       non2xx: number
       "2xx": number
       statusCodeStats?: Record<string, { count: number }>
+      /** seconds from start to stop */
+      duration: number
+      /** times a request sequence was restarted because a setupRequest returned nothing */
+      resets?: number
     }
     interface Instance {
       stop(): void
       on(event: "done", listener: (result: Result) => void): this
+      /** fires right after the request's own onResponse, for every response (responseTime in ms) */
+      on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this
     }
   }
   function autocannon(options: autocannon.Options, callback: (err: unknown, result: autocannon.Result) => void): autocannon.Instance

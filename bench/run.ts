@@ -3,9 +3,11 @@
 //   pnpm bench                                   # create+list × pglite+postgres, 10 s each, 1 round
 //   pnpm bench --db pglite --scenario list --duration 5 --connections 10
 //   pnpm bench --rounds 3 --wait-idle 60 --label skeleton   # → bench/results/<date>-skeleton.json
+//   pnpm bench --scenario lifecycle --rounds 3 --wait-idle 60 --label lifecycle
 //
-// Options: --db pglite|postgres|all  --scenario create|list|all  --duration 10  --warmup 2
-//   --connections 10  --rounds 1 (db order alternates A B / B A)  --seed 200  --wait-idle 0
+// Options: --db pglite|postgres|all  --scenario create|list|lifecycle|all (default create,list)
+//   --duration 10  --warmup 2  --connections 10  --rounds 1 (db order alternates A B / B A)
+//   --seed 200  --lifecycle-rate 400  --wait-idle 0
 //   --database-url <admin url, loopback only>  --pglite-dir memory|temp  --pg-pool 10
 //   --out <file> | --label <name> | --no-write
 //
@@ -14,11 +16,14 @@
 //   2. spawns `node --import tsx --conditions=development bench/server.ts` (a separate process, so the
 //      load generator and the server do not share an event loop) and waits for its ready line,
 //   3. seeds --seed jobs (5 parts × 4 operations each) through the API, then runs ANALYZE (after seeding,
-//      never on empty tables: see /work/shared/STACK.md §11),
-//   4. checks one request by hand (status, shape), runs a short warm-up, then measures with autocannon,
-//   5. stops the server process (quit on stdin, SIGKILL by pid after 10 s) and drops the database.
+//      never on empty tables: see /work/shared/STACK.md §11). lifecycle also creates 5 operators and seeds
+//      enough jobs for (warm-up + duration) × --lifecycle-rate cycles, each operation used once,
+//   4. checks one request (lifecycle: one whole cycle) by hand, runs a short warm-up, then measures with autocannon,
+//   5. (lifecycle) verifies a sample of completed operations through the API and all of them in SQL,
+//   6. stops the server process (quit on stdin, SIGKILL by pid after 10 s) and drops the database.
 // Everything is bounded: fixed durations, fixed seed counts, per-step timeouts and a global watchdog.
-// Exit code 1 when any response was non-2xx or any request errored or timed out.
+// Exit code 1 when any response was non-2xx, any request errored or timed out, or (lifecycle) the
+// operations ran out or a verification failed.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -46,6 +51,7 @@ const { values: opt } = parseArgs({
     warmup: { type: "string", default: "2" }, // unmeasured seconds before each run
     connections: { type: "string", default: "10" },
     seed: { type: "string", default: "200" }, // jobs seeded before every run (list needs ≥ 100)
+    "lifecycle-rate": { type: "string", default: "400" }, // lifecycle: cycles/s the seed is sized for (never run out)
     rounds: { type: "string", default: "1" }, // repetitions; db order alternates (A B, B A, …)
     "database-url": { type: "string" }, // admin URL; default DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
     "pglite-dir": { type: "string", default: "memory" }, // memory | temp
@@ -59,7 +65,8 @@ const { values: opt } = parseArgs({
 })
 
 if (opt.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(0, 22).join("\n"))
+  const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n")
+  console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).join("\n"))
   process.exit(0)
 }
 
@@ -75,9 +82,9 @@ const int = (name: string, raw: string, min: number, max: number) => {
 }
 
 type DbKind = "pglite" | "postgres"
-type Scenario = "create" | "list"
+type Scenario = "create" | "list" | "lifecycle"
 const dbs = list<DbKind>(opt.db!, ["pglite", "postgres"], "db")
-const scenarios = list<Scenario>(opt.scenario!, ["create", "list"], "scenario")
+const scenarios = list<Scenario>(opt.scenario!, ["create", "list", "lifecycle"], "scenario")
 const duration = int("duration", opt.duration!, 1, 600)
 const warmup = int("warmup", opt.warmup!, 0, 60)
 const connections = int("connections", opt.connections!, 1, 1000)
@@ -85,6 +92,7 @@ const seedJobs = int("seed", opt.seed!, 0, 100_000)
 const rounds = int("rounds", opt.rounds!, 1, 50)
 const pgPool = int("pg-pool", opt["pg-pool"]!, 1, 90)
 const waitIdle = int("wait-idle", opt["wait-idle"]!, 0, 600)
+const lifecycleRate = int("lifecycle-rate", opt["lifecycle-rate"]!, 1, 100_000)
 if (scenarios.includes("list") && seedJobs < 200) throw new Error("--seed must be ≥ 200 for the list scenario")
 const adminUrl = opt["database-url"] ?? (process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test")
 {
@@ -95,6 +103,19 @@ const adminUrl = opt["database-url"] ?? (process.env.DATABASE_URL || "postgres:/
 const PARTS = 5
 const OPS = 4
 const LIST_LIMIT = 100
+/** lifecycle: the four requests of one cycle, in order; `user_id` goes with start and resume */
+const STEPS = ["start", "pause", "resume", "complete"] as const
+type Step = (typeof STEPS)[number]
+const OPERATORS = 5
+const VERIFY_SAMPLE = 20
+
+/**
+ * lifecycle: jobs to seed so that no run runs out of fresh operations — (warm-up + duration) × --lifecycle-rate
+ * cycles, plus the hand-made check and up to 2 cycles per connection left unfinished when each phase stops.
+ */
+const lifecycleJobs = () =>
+  Math.max(seedJobs, Math.ceil((Math.ceil((warmup + duration) * lifecycleRate) + 2 * connections + 1) / (PARTS * OPS)))
+const jobsFor = (scenario: Scenario) => (scenario === "lifecycle" ? lifecycleJobs() : seedJobs)
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -243,24 +264,130 @@ const http = async (server: Server, method: string, path: string, body?: unknown
   return { status: res.status, text, json: () => JSON.parse(text) as any }
 }
 
-const seed = async (server: Server, n: number) => {
+/** Seeds `n` jobs; with `collect`, returns their operation ids as [job][part][operation]. */
+const seed = async (server: Server, n: number, collect = false) => {
+  const ops: Array<Array<Array<string>>> = []
   let next = 0
   const worker = async () => {
     while (next < n) {
       const i = next++
       const r = await http(server, "POST", "/api-jobs", job(`SEED-${String(i).padStart(6, "0")}`))
       if (r.status !== 201) throw new Error(`seed POST /api-jobs answered ${r.status}: ${r.text.slice(0, 500)}`)
+      if (collect) {
+        const parts = r.json().data?.parts
+        const ids = Array.isArray(parts) ? parts.map((p: any) => (p.operations ?? []).map((o: any) => String(o.operation_id))) : []
+        if (ids.length !== PARTS || ids.some((p: Array<string>) => p.length !== OPS)) {
+          throw new Error(`seed reply has no ${PARTS} × ${OPS} operation ids: ${r.text.slice(0, 500)}`)
+        }
+        ops[i] = ids
+      }
     }
   }
   await Promise.all(Array.from({ length: 4 }, worker))
+  return ops
 }
+
+// --- lifecycle: operations handed out once each, and the checks of a finished cycle
+
+interface Cycle {
+  readonly op: string
+  readonly user: string
+}
+/** Every operation is taken once, by one connection, which walks it through all 4 steps: no 409 by construction. */
+interface OpQueue {
+  readonly items: ReadonlyArray<Cycle>
+  next: number
+}
+/**
+ * Operation order: the 1st operation of every part of every job, then the 2nd, … Consecutive cycles (which run
+ * concurrently on different connections) belong to different jobs and parts, so they do not queue on one part
+ * row (the roll-up locks it). Operators are assigned round-robin.
+ */
+const opQueue = (ops: ReadonlyArray<ReadonlyArray<ReadonlyArray<string>>>, operators: ReadonlyArray<string>): OpQueue => {
+  const items: Array<Cycle> = []
+  for (let o = 0; o < OPS; o++) {
+    for (let p = 0; p < PARTS; p++) {
+      for (const j of ops) items.push({ op: j[p]![o]!, user: operators[items.length % operators.length]! })
+    }
+  }
+  return { items, next: 0 }
+}
+const pathOf = (step: Step, c: Cycle) =>
+  `/api-operation-lifecycle/${step}?id=${c.op}${step === "start" || step === "resume" ? `&user_id=${c.user}` : ""}`
+/** What each step answers in data (spec 4.5). */
+const EXPECT: Record<Step, { new_status: string; time_entry_ended: boolean }> = {
+  start: { new_status: "in_progress", time_entry_ended: false },
+  pause: { new_status: "on_hold", time_entry_ended: true },
+  resume: { new_status: "in_progress", time_entry_ended: false },
+  complete: { new_status: "completed", time_entry_ended: true }
+}
+
+interface CycleCheck {
+  op: string
+  entries: number
+  sumMinutes: number
+  actualTime: number
+  /** actual_time === the sum of the entries' duration_minutes, bit for bit */
+  exact: boolean
+  problems: Array<string>
+}
+/** A finished cycle, through the API: 2 ended entries of its operator, status completed, actual_time = Σ durations. */
+const verifyCycle = async (server: Server, c: Cycle): Promise<CycleCheck> => {
+  const problems: Array<string> = []
+  const te = await http(server, "GET", `/api-time-entries?operation_id=${c.op}&sort=start_time&order=asc`)
+  const op = await http(server, "GET", `/api-operations?id=${c.op}`)
+  if (te.status !== 200) problems.push(`GET /api-time-entries answered ${te.status}: ${te.text.slice(0, 300)}`)
+  if (op.status !== 200) problems.push(`GET /api-operations answered ${op.status}: ${op.text.slice(0, 300)}`)
+  const entries: Array<any> = te.status === 200 ? te.json().data?.time_entries ?? [] : []
+  const operation = op.status === 200 ? op.json().data?.operation : undefined
+  if (entries.length !== 2) problems.push(`${entries.length} time entries, expected 2`)
+  for (const e of entries) {
+    if (e.end_time === null || e.end_time === undefined) problems.push(`entry ${e.id} is not ended`)
+    if (typeof e.duration_minutes !== "number" || e.duration_minutes < 0) problems.push(`entry ${e.id} duration_minutes ${e.duration_minutes}`)
+    if (e.user_id !== c.user) problems.push(`entry ${e.id} user_id ${e.user_id}, expected ${c.user}`)
+  }
+  const sumMinutes = entries.reduce((a, e) => a + (typeof e.duration_minutes === "number" ? e.duration_minutes : NaN), 0)
+  const actualTime = Number(operation?.actual_time)
+  if (operation !== undefined && operation.status !== "completed") problems.push(`status ${operation.status}, expected completed`)
+  if (!(Math.abs(actualTime - sumMinutes) <= 1e-9 * Math.max(1, Math.abs(sumMinutes)))) {
+    problems.push(`actual_time ${actualTime} ≠ Σ duration_minutes ${sumMinutes}`)
+  }
+  return { op: c.op, entries: entries.length, sumMinutes, actualTime, exact: actualTime === sumMinutes, problems }
+}
+/** Evenly spaced sample of `k` items (first and last included). */
+const sampleOf = <A>(xs: ReadonlyArray<A>, k: number): Array<A> =>
+  xs.length <= k ? [...xs] : Array.from({ length: k }, (_, i) => xs[Math.round(i * (xs.length - 1) / (k - 1))]!)
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)]!
 
 // --- one measured run
 
 interface Sample {
   status: number
   body: string
+  /** lifecycle: which of the 4 requests answered */
+  step?: Step
 }
+/** lifecycle: what one autocannon phase (warm-up or measured) did with its operations */
+interface LifecyclePhase {
+  readonly queue: OpQueue
+  /** cycles begun: operations taken from the queue */
+  taken: number
+  /** cycles whose complete answered 2xx */
+  readonly completed: Array<Cycle>
+  readonly steps: Record<Step, { ok: number; non2xx: number; latencies: Array<number> }>
+  /** ms after the phase began when the queue ran out (then the phase is stopped) */
+  exhaustedAtMs?: number
+  /** GET /health sent by a connection that found the queue empty, until the stop took effect */
+  idleRequests: number
+}
+const lifecyclePhase = (queue: OpQueue): LifecyclePhase => ({
+  queue,
+  taken: 0,
+  completed: [],
+  steps: Object.fromEntries(STEPS.map((s) => [s, { ok: 0, non2xx: 0, latencies: [] }])) as unknown as LifecyclePhase["steps"],
+  idleRequests: 0
+})
 interface RunResult {
   round: number
   db: DbKind
@@ -282,45 +409,194 @@ interface RunResult {
   setupMs: { start: number; seed: number; analyze: number }
   /** Machine CPU busy fraction in the second before measuring (server idle): foreign load. */
   cpuBusyBefore: number
+  lifecycle?: LifecycleResult
+}
+interface LifecycleResult {
+  /** measured cycles (complete answered 2xx) per second of the measured phase */
+  cyclesPerSec: number
+  cycles: number
+  /** measured cycles begun (some are cut off when the phase stops) */
+  cyclesStarted: number
+  perStep: Record<Step, { ok: number; non2xx: number; p50: number | null; p99: number | null; avg: number | null }>
+  operations: { seeded: number; check: number; warmup: number; measured: number; left: number }
+  warmupCycles: number
+  exhausted: boolean
+  exhaustedAtMs?: number
+  idleRequests: number
+  /** a sample of the measured cycles, checked through the API */
+  verify: { sampled: number; passed: number; exactActualTime: number; failures: ReadonlyArray<CycleCheck> }
+  /** all completed operations, checked in SQL by the server (`lifecycle` command) */
+  invariants: Record<string, unknown>
+  /** anything that makes the run invalid (the run then exits 1) */
+  problems: Array<string>
 }
 
 let jobCounter = 0
 const runId = Date.now().toString(36)
 
-const cannon = (server: Server, scenario: Scenario, seconds: number, samples: Array<Sample>) =>
+const cannon = (server: Server, scenario: Scenario, seconds: number, samples: Array<Sample>, lc?: LifecyclePhase) =>
   new Promise<autocannon.Result>((res, rej) => {
     const base = new URL(server.url)
     const headers = { "content-type": "application/json", authorization: `Bearer ${server.key}` }
-    const onResponse = (status: number, body: string) => {
+    const onResponse = (status: number, body: string, step?: Step) => {
       // up to 3 distinct bodies per status, 10 in all
       if (status >= 200 && status < 300 || samples.length >= 10) return
       const text = String(body).slice(0, 1000)
       if (samples.filter((x) => x.status === status).length < 3 && !samples.some((x) => x.status === status && x.body === text)) {
-        samples.push({ status, body: text })
+        samples.push({ status, body: text, ...(step === undefined ? {} : { step }) })
       }
     }
-    const request: autocannon.Request = scenario === "create"
-      ? {
+    let instance: autocannon.Instance | undefined
+    const t0 = Date.now()
+    // lifecycle: which step the response being recorded belongs to (onResponse runs just before the "response" event)
+    let lastStep: Step | undefined
+    // lifecycle: one request per step, run in order by each connection. autocannon gives every connection its
+    // own context, reset when the sequence wraps around, so step 0 takes a fresh operation into it and steps 1-3
+    // use that operation. The operation is never handed to another connection.
+    const lifecycleRequest = (phase: LifecyclePhase, step: Step, i: number): autocannon.Request => ({
+      method: "POST",
+      path: `${base.pathname}/api-operation-lifecycle/${step}`,
+      headers,
+      setupRequest: (req, context) => {
+        if (i === 0) {
+          const cycle = phase.queue.items[phase.queue.next]
+          if (cycle === undefined) {
+            // out of fresh operations: stop this phase (autocannon stops at its next 1 s tick) and send a no-op
+            // meanwhile; the run is reported as exhausted and fails
+            if (phase.exhaustedAtMs === undefined) {
+              phase.exhaustedAtMs = Date.now() - t0
+              setImmediate(() => instance?.stop())
+            }
+            context.cycle = undefined
+            return { ...req, method: "GET", path: `${base.pathname}/health` }
+          }
+          phase.queue.next++
+          phase.taken++
+          context.cycle = cycle
+        }
+        const cycle = context.cycle as Cycle | undefined
+        // no operation in this sequence (exhausted): returning nothing restarts the sequence at step 0
+        if (cycle === undefined) return undefined
+        return { ...req, path: base.pathname + pathOf(step, cycle) }
+      },
+      onResponse: (status, body, context) => {
+        const cycle = context.cycle as Cycle | undefined
+        if (cycle === undefined) {
+          phase.idleRequests++
+          lastStep = undefined
+          return
+        }
+        lastStep = step
+        const s = phase.steps[step]
+        if (status >= 200 && status < 300) {
+          s.ok++
+          if (step === "complete") phase.completed.push(cycle)
+        } else {
+          s.non2xx++
+        }
+        onResponse(status, body, step)
+      }
+    })
+    const requests: Array<autocannon.Request> = scenario === "lifecycle"
+      ? STEPS.map((step, i) => lifecycleRequest(lc!, step, i))
+      : scenario === "create"
+      ? [{
         method: "POST",
         path: `${base.pathname}/api-jobs`,
         headers,
         // a fresh body per request: unique job_number (run id + global counter)
         setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify(job(`B-${runId}-${++jobCounter}`)) }),
-        onResponse
-      }
-      : { method: "GET", path: `${base.pathname}/api-jobs?limit=${LIST_LIMIT}`, headers, onResponse }
-    const instance = autocannon({
+        onResponse: (status, body) => onResponse(status, body)
+      }]
+      : [{ method: "GET", path: `${base.pathname}/api-jobs?limit=${LIST_LIMIT}`, headers, onResponse: (status, body) => onResponse(status, body) }]
+    const running = autocannon({
       url: base.origin,
       connections,
       pipelining: 1,
       duration: seconds,
       timeout: 10,
-      requests: [request]
+      requests
     }, (err: unknown, result: autocannon.Result) => (err ? rej(err) : res(result)))
+    instance = running
+    if (lc !== undefined) {
+      running.on("response", (_client, _status, _bytes, ms) => {
+        if (lastStep !== undefined) lc.steps[lastStep].latencies.push(ms)
+        lastStep = undefined
+      })
+    }
     // bounded even if autocannon misbehaves
-    const guard = setTimeout(() => instance.stop(), (seconds + 30) * 1000)
-    instance.on("done", () => clearTimeout(guard))
+    const guard = setTimeout(() => running.stop(), (seconds + 30) * 1000)
+    running.on("done", () => clearTimeout(guard))
   })
+
+/** lifecycle: cycles/s, per-step latencies, and the checks of what the measured phase left behind. */
+const lifecycleResult = async (
+  server: Server,
+  r: autocannon.Result,
+  queue: OpQueue,
+  warm: LifecyclePhase,
+  phase: LifecyclePhase,
+  rows: Record<string, unknown>
+): Promise<LifecycleResult> => {
+  const problems: Array<string> = []
+  for (const [name, p] of [["warm-up", warm], ["measured", phase]] as const) {
+    if (p.exhaustedAtMs !== undefined) {
+      problems.push(`${name} phase ran out of operations after ${p.exhaustedAtMs} ms (raise --lifecycle-rate)`)
+    }
+  }
+  const perStep = Object.fromEntries(STEPS.map((step) => {
+    const s = phase.steps[step]
+    const sorted = [...s.latencies].sort((a, b) => a - b)
+    const avg = sorted.length === 0 ? null : Math.round(sorted.reduce((a, x) => a + x, 0) / sorted.length * 100) / 100
+    const round2 = (x: number | null) => (x === null ? null : Math.round(x * 100) / 100)
+    return [step, { ok: s.ok, non2xx: s.non2xx, p50: round2(percentile(sorted, 50)), p99: round2(percentile(sorted, 99)), avg }]
+  })) as LifecycleResult["perStep"]
+
+  // a sample of the measured cycles through the API
+  const checks: Array<CycleCheck> = []
+  for (const c of sampleOf(phase.completed, VERIFY_SAMPLE)) checks.push(await verifyCycle(server, c))
+  const failures = checks.filter((c) => c.problems.length > 0)
+  if (phase.completed.length === 0) problems.push("no cycle completed in the measured phase")
+  if (failures.length > 0) problems.push(`${failures.length} of ${checks.length} sampled operations do not add up`)
+
+  // all completed operations in SQL; and the completed count against the 2xx completes (1 by hand + both phases;
+  // up to one cut-off request per connection and phase may still have completed server-side)
+  const invariants = await server.command("lifecycle")
+  const answered = 1 + warm.completed.length + phase.completed.length
+  const completed = Number(invariants.completed)
+  if (completed < answered || completed > answered + 2 * connections) {
+    problems.push(`${completed} completed operations in the database, ${answered} completes answered 2xx`)
+  }
+  if (Number(invariants.two_ended_entries) !== completed) problems.push(`not every completed operation has exactly 2 ended entries: ${JSON.stringify(invariants)}`)
+  if (Number(invariants.actual_time_equal) !== completed) problems.push(`actual_time ≠ Σ duration_minutes somewhere: ${JSON.stringify(invariants)}`)
+  if (Number(rows.operations) !== queue.items.length) problems.push(`${rows.operations} operations, ${queue.items.length} seeded`)
+
+  return {
+    cyclesPerSec: Math.round(phase.completed.length / r.duration * 10) / 10,
+    cycles: phase.completed.length,
+    cyclesStarted: phase.taken,
+    perStep,
+    operations: {
+      seeded: queue.items.length,
+      check: 1,
+      warmup: warm.taken,
+      measured: phase.taken,
+      left: queue.items.length - queue.next
+    },
+    warmupCycles: warm.completed.length,
+    exhausted: phase.exhaustedAtMs !== undefined || warm.exhaustedAtMs !== undefined,
+    ...(phase.exhaustedAtMs === undefined ? {} : { exhaustedAtMs: phase.exhaustedAtMs }),
+    idleRequests: warm.idleRequests + phase.idleRequests,
+    verify: {
+      sampled: checks.length,
+      passed: checks.length - failures.length,
+      exactActualTime: checks.filter((c) => c.exact).length,
+      failures: failures.slice(0, 3)
+    },
+    invariants: Object.fromEntries(Object.entries(invariants).filter(([k]) => k !== "ok")),
+    problems
+  }
+}
 
 const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<RunResult> => {
   let database: { name: string; url: string } | undefined
@@ -329,17 +605,46 @@ const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<Ru
     const t0 = performance.now()
     if (db === "postgres") database = await createDatabase()
     server = await startServer(db, database?.url)
+    const srv = server
     const t1 = performance.now()
-    await seed(server, seedJobs)
+    const jobs = jobsFor(scenario)
+    const operators: Array<string> = []
+    if (scenario === "lifecycle") {
+      for (let i = 1; i <= OPERATORS; i++) {
+        const r = await http(srv, "POST", "/api-profiles", { display_name: `Op ${i}` })
+        const id = r.status === 201 ? r.json().data?.profile?.id : undefined
+        if (typeof id !== "string") throw new Error(`POST /api-profiles answered ${r.status}: ${r.text.slice(0, 500)}`)
+        operators.push(id)
+      }
+    }
+    const seededOps = await seed(srv, jobs, scenario === "lifecycle")
     const t2 = performance.now()
-    await server.command("analyze")
+    await srv.command("analyze")
     const t3 = performance.now()
-    const seeded = await server.command("counts")
-    if (Number(seeded.jobs) !== seedJobs) throw new Error(`expected ${seedJobs} seeded jobs, found ${JSON.stringify(seeded)}`)
+    const seeded = await srv.command("counts")
+    if (Number(seeded.jobs) !== jobs) throw new Error(`expected ${jobs} seeded jobs, found ${JSON.stringify(seeded)}`)
+    const queue = opQueue(seededOps, operators)
 
     // one request by hand: status and shape
     let check: Record<string, unknown>
-    if (scenario === "list") {
+    if (scenario === "lifecycle") {
+      // one whole cycle by hand, with the shape of every answer, then its time entries
+      const cycle = queue.items[queue.next++]!
+      const steps: Array<Record<string, unknown>> = []
+      for (const step of STEPS) {
+        const r = await http(srv, "POST", pathOf(step, cycle))
+        if (r.status !== 200) throw new Error(`POST ${pathOf(step, cycle)} answered ${r.status}: ${r.text.slice(0, 500)}`)
+        const d = r.json().data
+        const want = EXPECT[step]
+        if (d?.operation_type !== step || d.new_status !== want.new_status || d.time_entry_ended !== want.time_entry_ended || d.operation?.id !== cycle.op) {
+          throw new Error(`${step} answered ${r.text.slice(0, 500)}, expected ${JSON.stringify({ operation_type: step, ...want })}`)
+        }
+        steps.push({ step, status: r.status, previous_status: d.previous_status, new_status: d.new_status, time_entry_ended: d.time_entry_ended, responseBytes: Buffer.byteLength(r.text) })
+      }
+      const verified = await verifyCycle(srv, cycle)
+      if (verified.problems.length > 0) throw new Error(`the checked cycle does not add up: ${JSON.stringify(verified)}`)
+      check = { operators: operators.length, operationsQueued: queue.items.length, steps, verify: verified }
+    } else if (scenario === "list") {
       const r = await http(server, "GET", `/api-jobs?limit=${LIST_LIMIT}`)
       if (r.status !== 200) throw new Error(`GET /api-jobs?limit=${LIST_LIMIT} answered ${r.status}: ${r.text.slice(0, 500)}`)
       const jobs = r.json().data?.jobs
@@ -372,13 +677,15 @@ const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<Ru
     if (busyBefore > 0.2) log(`warning: machine ${Math.round(busyBefore * 100)}% busy before warm-up (other processes)`)
     const samples: Array<Sample> = []
     let warm = { requests: 0, non2xx: 0, errors: 0 }
+    const warmPhase = lifecyclePhase(queue)
+    const phase = lifecyclePhase(queue)
     if (warmup > 0) {
-      const w = await cannon(server, scenario, warmup, samples)
+      const w = await cannon(srv, scenario, warmup, samples, warmPhase)
       warm = { requests: w.requests.total, non2xx: w.non2xx, errors: w.errors + w.timeouts }
     }
     log(`${db}/${scenario} round ${round}: measuring ${duration}s, ${connections} connections`)
-    const r = await cannon(server, scenario, duration, samples)
-    const rowsAfter = await server.command("counts")
+    const r = await cannon(srv, scenario, duration, samples, phase)
+    const rowsAfter = await srv.command("counts")
     const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, (v as { count: number }).count]))
     const result: RunResult = {
       round,
@@ -397,14 +704,24 @@ const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<Ru
       throughputBytesPerSec: r.throughput.average,
       warmup: warm,
       check,
-      rowsAfter: { jobs: rowsAfter.jobs, parts: rowsAfter.parts, operations: rowsAfter.operations },
+      rowsAfter: scenario === "lifecycle"
+        ? rowsAfter
+        : { jobs: rowsAfter.jobs, parts: rowsAfter.parts, operations: rowsAfter.operations },
       setupMs: { start: Math.round(t1 - t0), seed: Math.round(t2 - t1), analyze: Math.round(t3 - t2) },
-      cpuBusyBefore: busyBefore
+      cpuBusyBefore: busyBefore,
+      ...(scenario === "lifecycle" ? { lifecycle: await lifecycleResult(srv, r, queue, warmPhase, phase, rowsAfter) } : {})
     }
     log(
       `${db}/${scenario} round ${round}: ${result.reqPerSec.toFixed(1)} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms,` +
         ` non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}`
     )
+    if (result.lifecycle !== undefined) {
+      const l = result.lifecycle
+      log(
+        `${db}/${scenario} round ${round}: ${l.cyclesPerSec.toFixed(1)} cycles/s (${l.cycles} cycles), verified ${l.verify.passed}/${l.verify.sampled},` +
+          ` operations left ${l.operations.left}` + (l.problems.length > 0 ? `, PROBLEMS: ${l.problems.join("; ")}` : "")
+      )
+    }
     if (samples.length > 0) log(`non-2xx samples:`, JSON.stringify(samples, null, 1))
     return result
   } catch (e) {
@@ -483,7 +800,21 @@ const main = async () => {
         requests: rs.reduce((a, r) => a + r.requests, 0),
         non2xx: rs.reduce((a, r) => a + r.non2xx + r.warmup.non2xx, 0),
         errors: rs.reduce((a, r) => a + r.errors + r.timeouts + r.warmup.errors, 0),
-        maxCpuBusyBefore: Math.max(...rs.map((r) => r.cpuBusyBefore))
+        maxCpuBusyBefore: Math.max(...rs.map((r) => r.cpuBusyBefore)),
+        ...(scenario === "lifecycle"
+          ? {
+            lifecycle: {
+              cyclesPerSec: Math.round(median(rs.map((r) => r.lifecycle!.cyclesPerSec)) * 10) / 10,
+              cyclesPerSecAll: rs.map((r) => r.lifecycle!.cyclesPerSec),
+              cycles: rs.reduce((a, r) => a + r.lifecycle!.cycles, 0),
+              stepP50Ms: Object.fromEntries(STEPS.map((step) => [step, median(rs.map((r) => r.lifecycle!.perStep[step].p50 ?? NaN))])),
+              stepP99Ms: Object.fromEntries(STEPS.map((step) => [step, median(rs.map((r) => r.lifecycle!.perStep[step].p99 ?? NaN))])),
+              verified: `${rs.reduce((a, r) => a + r.lifecycle!.verify.passed, 0)}/${rs.reduce((a, r) => a + r.lifecycle!.verify.sampled, 0)}`,
+              exhausted: rs.filter((r) => r.lifecycle!.exhausted).length,
+              problems: rs.flatMap((r) => r.lifecycle!.problems.map((p) => `round ${r.round}: ${p}`))
+            }
+          }
+          : {})
       }
     })
   )
@@ -503,6 +834,18 @@ const main = async () => {
       rounds,
       seedJobs,
       shape: { partsPerJob: PARTS, operationsPerPart: OPS, listLimit: LIST_LIMIT },
+      ...(scenarios.includes("lifecycle")
+        ? {
+          lifecycle: {
+            steps: STEPS,
+            sizedForCyclesPerSec: lifecycleRate,
+            seedJobs: lifecycleJobs(),
+            operations: lifecycleJobs() * PARTS * OPS,
+            operators: OPERATORS,
+            verifySample: VERIFY_SAMPLE
+          }
+        }
+        : {}),
       pglite: opt["pglite-dir"] === "temp" ? "temp dataDir" : "in memory",
       postgresPool: pgPool,
       waitIdleSec: waitIdle
@@ -535,6 +878,19 @@ const main = async () => {
   for (const s of summary) {
     console.log(`| ${s.scenario} | ${s.db} | ${s.reqPerSec} | ${s.p50Ms} | ${s.p99Ms} | ${s.non2xx} | ${s.errors} | ${s.runs} |`)
   }
+  const cycles = summary.filter((s) => s.lifecycle !== undefined)
+  if (cycles.length > 0) {
+    console.log("")
+    console.log("| lifecycle | db | cycles/s (median) | per round | p50 ms start/pause/resume/complete | verified | exhausted |")
+    console.log("|---|---|---:|---|---|---:|---:|")
+    for (const s of cycles) {
+      const l = s.lifecycle!
+      console.log(
+        `| lifecycle | ${s.db} | ${l.cyclesPerSec} | ${l.cyclesPerSecAll.join(" / ")} | ${STEPS.map((step) => l.stepP50Ms[step]).join(" / ")} |` +
+          ` ${l.verified} | ${l.exhausted} |`
+      )
+    }
+  }
 
   if (!opt["no-write"]) {
     const out = resolve(opt.out ?? join(here, "results", `${started.toISOString().slice(0, 10)}-${opt.label}.json`))
@@ -546,6 +902,12 @@ const main = async () => {
   if (bad.length > 0) {
     log(`FAILED: non-2xx responses or errors in ${bad.map((s) => `${s.db}/${s.scenario}`).join(", ")}`)
     process.exitCode = 1
+  }
+  for (const s of summary) {
+    if (s.lifecycle !== undefined && s.lifecycle.problems.length > 0) {
+      log(`FAILED: ${s.db}/lifecycle: ${s.lifecycle.problems.join("; ")}`)
+      process.exitCode = 1
+    }
   }
 }
 

@@ -149,3 +149,21 @@ export const moveRow = <T extends object>(
     const { _previous, ...row } = first
     return { row: row as unknown as T, previous: _previous }
   })
+
+/** DELETE one row of the tenant; false when none matched. */
+export const deleteRow = (sql: SqlClient, table: string, tenantId: string, id: string): Effect.Effect<boolean, SqlError> =>
+  sql.unsafe<{ id: string }>(`DELETE FROM ${ident(table)} WHERE tenant_id = $1 AND id = $2 RETURNING id`, [tenantId, id]).pipe(
+    Effect.map((rows) => rows.length > 0)
+  )
+
+/** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */
+export const ancestors = (sql: SqlClient, table: string, parentColumn: string, tenantId: string, id: string): Effect.Effect<Array<string>, SqlError> =>
+  sql.unsafe<{ id: string }>(
+    `WITH RECURSIVE chain (id, parent, depth) AS (
+       SELECT id, ${ident(parentColumn)}, 0 FROM ${ident(table)} WHERE tenant_id = $1 AND id = $2
+       UNION ALL
+       SELECT t.id, t.${ident(parentColumn)}, c.depth + 1 FROM ${ident(table)} t JOIN chain c ON t.tenant_id = $1 AND t.id = c.parent
+       WHERE c.depth < 1000
+     ) SELECT id FROM chain ORDER BY depth`,
+    [tenantId, id]
+  ).pipe(Effect.map((rows) => rows.map((r) => r.id)))

@@ -4,7 +4,7 @@ import { Effect, type Schema } from "effect"
 import { Conflict, type BadRequest, type Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
 import type { NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
-import { decodeListQuery, type FilterKind, type ListQuery, type ListSpec, type Page, type Slice, toPage } from "./query.ts"
+import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import { checkReferences, ensureOwned, type Reference } from "./references.ts"
 import { decodeInput, decodePatchInput, failIfAny } from "./validation.ts"
 
@@ -87,12 +87,7 @@ export const makeCrud = <T>(o: {
         const input = yield* decodeUniqueFirst(decodeCreate, raw)
         return yield* store.insert({ ...(input as object), id: newId(), tenant_id: tenant.id } as NewRow<T>)
       }),
-    list: (raw) =>
-      Effect.gen(function*() {
-        const tenant = yield* CurrentTenant
-        const q = yield* decodeListQuery(o.listSpec, raw)
-        return toPage(q)(yield* store.list(tenant.id, q))
-      }),
+    list: listWith(o.listSpec, store.list),
     get: (id) => findOwned(o.table, o.entity, id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
     update: (id, raw) =>
       Effect.gen(function*() {

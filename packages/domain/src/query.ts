@@ -2,6 +2,7 @@
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
 import { Effect, Schema } from "effect"
 import { Uuid } from "./fields.ts"
+import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
 import { detail, failIfAny, type ValidationDetail } from "./validation.ts"
 
@@ -128,3 +129,15 @@ export const toPage = (q: { readonly limit: number; readonly offset: number }) =
   limit: q.limit,
   offset: q.offset
 })
+
+/** A list use case: decode the query (400/422), then ask the store for the caller's tenant. */
+export const listWith = <F extends Record<string, FilterKind>, S extends string, A>(
+  spec: ListSpec<F, S>,
+  list: (tenantId: string, query: ListQuery<F, S>) => Effect.Effect<Slice<A>>
+) =>
+(raw: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    const q = yield* decodeListQuery(spec, raw)
+    return toPage(q)(yield* list(tenant.id, q))
+  })

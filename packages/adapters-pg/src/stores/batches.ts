@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Batch, type BatchListQuery, type BatchStatus, BatchStore, type TimeShare } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, moveRow, updateRow } from "../rows.ts"
+import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { stampSql } from "./jobs.ts"
@@ -66,10 +66,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         mapConstraints
       ),
     remove: (tenantId, id) =>
-      sql`DELETE FROM batches WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        mapConstraints
-      ),
+      deleteRow(sql, "batches", tenantId, id).pipe(mapConstraints),
     move: (tenantId, id, move, changes) =>
       moveRow<{ id: string }>(sql, "batches", tenantId, id, {
         from: move.from,
@@ -104,14 +101,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
           `SELECT operation_id, batch_id FROM batch_operations WHERE tenant_id = $1 AND operation_id = ANY($2::uuid[])`,
           [tenantId, uuidArray(operationIds)]
         ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.operation_id, r.batch_id]))), Effect.orDie),
-    ancestors: (tenantId, id) =>
-      sql<{ id: string }>`
-        WITH RECURSIVE chain (id, parent_batch_id, depth) AS (
-          SELECT id, parent_batch_id, 0 FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}
-          UNION ALL
-          SELECT b.id, b.parent_batch_id, c.depth + 1 FROM batches b JOIN chain c ON b.tenant_id = ${tenantId} AND b.id = c.parent_batch_id
-          WHERE c.depth < 1000
-        ) SELECT id FROM chain ORDER BY depth`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie),
+    ancestors: (tenantId, id) => ancestors(sql, "batches", "parent_batch_id", tenantId, id).pipe(Effect.orDie),
     numberTaken: (tenantId, batchNumber, exceptId) =>
       sql`SELECT 1 FROM batches WHERE tenant_id = ${tenantId} AND batch_number = ${batchNumber} AND id <> ${exceptId ?? "00000000-0000-0000-0000-000000000000"}`.pipe(
         Effect.map((rows) => rows.length > 0),

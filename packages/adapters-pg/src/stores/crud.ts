@@ -5,7 +5,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import type { CrudStore, FilterKind, ListQuery, Slice } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { deleteRow, insertRows, updateRow } from "../rows.ts"
 import { orderBy } from "./common.ts"
 
 /** `SELECT alias.* FROM table alias WHERE ... ORDER BY ... LIMIT/OFFSET` plus the total of matches. */
@@ -62,11 +62,7 @@ export const crudStorePg = <T extends { readonly id: string }>(
       Effect.orDie
     ),
   update: (tenantId, id, changes) => updateRow<T>(sql, o.table, tenantId, id, changes).pipe(mapConstraints),
-  remove: (tenantId, id) =>
-    sql`DELETE FROM ${sql.literal(o.table)} WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-      Effect.map((rows) => rows.length > 0),
-      mapConstraints
-    ),
+  remove: (tenantId, id) => deleteRow(sql, o.table, tenantId, id).pipe(mapConstraints),
   taken: (tenantId, value, exceptId) => {
     const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]
     if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)

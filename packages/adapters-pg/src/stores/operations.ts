@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Operation, type OperationListQuery, type OperationState, OperationStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
+import { deleteRow, insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults, stampSql } from "./jobs.ts"
@@ -100,10 +100,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           [tenantId, uuidArray(ids), move.to, `{${move.from.join(",")}}`]
         ).pipe(Effect.orDie),
     remove: (tenantId, id) =>
-      sql`DELETE FROM operations WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        mapConstraints
-      ),
+      deleteRow(sql, "operations", tenantId, id).pipe(mapConstraints),
     nextSequence: (tenantId, partId) =>
       sql<{ next: number }>`SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${tenantId} AND part_id = ${partId}`.pipe(
         Effect.map((rows) => rows[0]!.next),

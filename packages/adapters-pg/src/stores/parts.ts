@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow, upsertRows } from "../rows.ts"
+import { ancestors, deleteRow, insertRows, updateRow, upsertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
@@ -52,10 +52,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     get,
     update: (tenantId, id, changes) => updateRow<Part>(sql, "parts", tenantId, id, changes).pipe(mapConstraints),
     remove: (tenantId, id) =>
-      sql`DELETE FROM parts WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        mapConstraints
-      ),
+      deleteRow(sql, "parts", tenantId, id).pipe(mapConstraints),
     hasChildren: (tenantId, id) =>
       sql`SELECT 1 FROM parts WHERE tenant_id = ${tenantId} AND parent_part_id = ${id} LIMIT 1`.pipe(
         Effect.map((rows) => rows.length > 0),
@@ -67,14 +64,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         Effect.map((rows) => new Map(rows.map((r) => [r.part_number, r.id]))),
         Effect.orDie
       ),
-    ancestors: (tenantId, id) =>
-      sql<{ id: string }>`
-        WITH RECURSIVE chain (id, parent_part_id, depth) AS (
-          SELECT id, parent_part_id, 0 FROM parts WHERE tenant_id = ${tenantId} AND id = ${id}
-          UNION ALL
-          SELECT p.id, p.parent_part_id, c.depth + 1 FROM parts p JOIN chain c ON p.tenant_id = ${tenantId} AND p.id = c.parent_part_id
-          WHERE c.depth < 1000
-        ) SELECT id FROM chain ORDER BY depth`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie),
+    ancestors: (tenantId, id) => ancestors(sql, "parts", "parent_part_id", tenantId, id).pipe(Effect.orDie),
     upsert: (rows) =>
       upsertRows<Part>(sql, "parts", rows, partDefaults, { predicate: "external_id IS NOT NULL", sameParent: "job_id" }).pipe(mapConstraints),
     rollUp: (tenantId, partIds) =>

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Operation, type TimeEntry, TimeEntryStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { deleteRow, insertRows, updateRow } from "../rows.ts"
 import { uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 
@@ -65,10 +65,7 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
         mapConstraints
       ),
     remove: (tenantId, id) =>
-      sql`DELETE FROM time_entries WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        mapConstraints
-      ),
+      deleteRow(sql, "time_entries", tenantId, id).pipe(mapConstraints),
     open: (tenantId, entries) =>
       entries.length === 0
         ? Effect.succeed(0)

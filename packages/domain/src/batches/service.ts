@@ -9,7 +9,7 @@ import { completeFromAnyState, operationMachine } from "../operations/lifecycle.
 import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
@@ -176,12 +176,7 @@ export class Batches extends Context.Service<Batches, {
           const { operation_ids: _o, ...fields } = input
           return yield* tx.transaction(store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids))
         })),
-      list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(batchListSpec, raw)
-          return toPage(q)(yield* store.list(tenant.id, q))
-        }),
+      list: listWith(batchListSpec, store.list),
       get: (id) => findOwned("batches", "batch", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {

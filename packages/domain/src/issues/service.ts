@@ -5,7 +5,7 @@ import { Conflict, NotFound } from "../errors.ts"
 import { findOwned } from "../crud.ts"
 import { renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
 import {
@@ -103,12 +103,7 @@ export class Issues extends Context.Service<Issues, {
           return presentIssue(row)
         })),
       list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(issueListSpec, raw)
-          const page = toPage(q)(yield* store.list(tenant.id, q))
-          return { ...page, rows: page.rows.map(presentIssue) }
-        }),
+        listWith(issueListSpec, store.list)(raw).pipe(Effect.map((page) => ({ ...page, rows: page.rows.map(presentIssue) }))),
       get: (id) => withRefs(findOwned("issues", ENTITY, id, (tenantId) => store.get(tenantId, id))).pipe(Effect.map(presentIssue)),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type V
 import { runAction, runPatchTo } from "../lifecycle.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned } from "../references.ts"
 import { TenantStore } from "../tenants/store.ts"
 import { decodeInput, decodePatchInput, failIfAny } from "../validation.ts"
@@ -134,12 +134,7 @@ export class Jobs extends Context.Service<Jobs, {
 
     return Jobs.of({
       create,
-      list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(jobListSpec, raw)
-          return toPage(q)(yield* store.list(tenant.id, q))
-        }),
+      list: listWith(jobListSpec, store.list),
       get: (id) => findOwned("jobs", "job", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
       update,
       transition: (id, action) =>

@@ -8,7 +8,7 @@ import { PartStore } from "../parts/store.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import {
@@ -157,14 +157,9 @@ export class Operations extends Context.Service<Operations, {
           const { cell_name: _c, ...fields } = input
           return yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id, cell_id: input.cell_id ?? cell.cellId ?? null })
         })),
-      list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(operationListSpec, raw)
-          // `paused` is an input alias of on_hold (DECISIONS), in filters too
-          const filters = q.filters.status === "paused" ? { ...q.filters, status: "on_hold" } : q.filters
-          return toPage(q)(yield* store.list(tenant.id, { ...q, filters }))
-        }),
+      // `paused` is an input alias of on_hold (DECISIONS), in filters too
+      list: listWith(operationListSpec, (tenantId, q) =>
+        store.list(tenantId, q.filters.status === "paused" ? { ...q, filters: { ...q.filters, status: "on_hold" } } : q)),
       get: (id) => withRefs(findOwned("operations", "operation", id, (tenantId) => store.get(tenantId, id))),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {

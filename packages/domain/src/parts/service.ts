@@ -4,7 +4,7 @@ import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TenantStore } from "../tenants/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
@@ -88,12 +88,7 @@ export class Parts extends Context.Service<Parts, {
             return part
           }))
         })),
-      list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(partListSpec, raw)
-          return toPage(q)(yield* store.list(tenant.id, q))
-        }),
+      list: listWith(partListSpec, store.list),
       get: (id) => provide(findOwned("parts", "part", id, (tenantId) => store.get(tenantId, id))),
       update: (id, raw) =>
         provide(Effect.gen(function*() {

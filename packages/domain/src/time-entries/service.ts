@@ -4,7 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { decodeListQuery, type Page, toPage } from "../query.ts"
+import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import { type TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
@@ -37,12 +37,7 @@ export class TimeEntries extends Context.Service<TimeEntries, {
     const recompute = (tenantId: string, operationId: string) => store.recomputeActualTime(tenantId, [operationId])
 
     return TimeEntries.of({
-      list: (raw) =>
-        Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const q = yield* decodeListQuery(timeEntryListSpec, raw)
-          return toPage(q)(yield* store.list(tenant.id, q))
-        }),
+      list: listWith(timeEntryListSpec, store.list),
       get: (id) => findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
       create: (raw) =>
         withRefs(Effect.gen(function*() {
