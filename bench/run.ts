@@ -705,7 +705,7 @@ const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<Ru
       warmup: warm,
       check,
       rowsAfter: scenario === "lifecycle"
-        ? rowsAfter
+        ? Object.fromEntries(Object.entries(rowsAfter).filter(([k]) => k !== "ok"))
         : { jobs: rowsAfter.jobs, parts: rowsAfter.parts, operations: rowsAfter.operations },
       setupMs: { start: Math.round(t1 - t0), seed: Math.round(t2 - t1), analyze: Math.round(t3 - t2) },
       cpuBusyBefore: busyBefore,

@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { BatchStorePg } from "./stores/batches.ts"
 import { CellStorePg } from "./stores/cells.ts"
+import { OutboxPg } from "./stores/outbox.ts"
 import { IssueStorePg } from "./stores/issues.ts"
 import { JobStorePg } from "./stores/jobs.ts"
 import { OperationStorePg } from "./stores/operations.ts"
@@ -13,8 +14,9 @@ import { TimeEntryStorePg } from "./stores/time-entries.ts"
 
 export * as Db from "./client.ts"
 export { migrate, splitStatements } from "./migrator.ts"
+export { OutboxPg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient. */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg)
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, OutboxPg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg)
 export { testDatabase, testDatabaseKind } from "./testing.ts"

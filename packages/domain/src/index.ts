@@ -1,5 +1,6 @@
 export * from "./crud.ts"
 export * from "./errors.ts"
+export * from "./events.ts"
 export * from "./fields.ts"
 export * from "./lifecycle.ts"
 export * from "./ports.ts"

@@ -1,0 +1,19 @@
+// The transactional outbox (spec 6): events go in with the change, set-based, in one statement.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Outbox } from "@mes/domain"
+
+export const OutboxPg = Layer.effect(Outbox, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return Outbox.of({
+    append: (tenantId, events) =>
+      events.length === 0
+        ? Effect.void
+        : sql.unsafe(
+          `INSERT INTO outbox (tenant_id, event_id, event_type, data)
+           SELECT $1, e.id, e.type, e.data FROM jsonb_to_recordset($2::jsonb) AS e (id uuid, type text, data jsonb, ord int)
+           ORDER BY e.ord`,
+          [tenantId, JSON.stringify(events.map((e, ord) => ({ ...e, ord })))]
+        ).pipe(Effect.asVoid, Effect.orDie)
+  })
+}))
