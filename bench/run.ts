@@ -7,7 +7,7 @@
 //
 // Options: --db pglite|postgres|all  --scenario create|list|lifecycle|all (default create,list)
 //   --duration 10  --warmup 2  --connections 10  --rounds 1 (db order alternates A B / B A)
-//   --seed 200  --lifecycle-rate 400  --wait-idle 0
+//   --seed 200  --lifecycle-rate 600  --wait-idle 0
 //   --database-url <admin url, loopback only>  --pglite-dir memory|temp  --pg-pool 10
 //   --out <file> | --label <name> | --no-write
 //
@@ -25,6 +25,7 @@
 // Exit code 1 when any response was non-2xx, any request errored or timed out, or (lifecycle) the
 // operations ran out or a verification failed.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import os from "node:os"
@@ -51,7 +52,7 @@ const { values: opt } = parseArgs({
     warmup: { type: "string", default: "2" }, // unmeasured seconds before each run
     connections: { type: "string", default: "10" },
     seed: { type: "string", default: "200" }, // jobs seeded before every run (list needs ≥ 100)
-    "lifecycle-rate": { type: "string", default: "400" }, // lifecycle: cycles/s the seed is sized for (never run out)
+    "lifecycle-rate": { type: "string", default: "600" }, // lifecycle: cycles/s the seed is sized for (never run out)
     rounds: { type: "string", default: "1" }, // repetitions; db order alternates (A B, B A, …)
     "database-url": { type: "string" }, // admin URL; default DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
     "pglite-dir": { type: "string", default: "memory" }, // memory | temp
@@ -776,8 +777,18 @@ const packageVersion = (from: string, name: string) => {
   }
 }
 
+/**
+ * A fingerprint of the code under test: HEAD, the diff against it and the untracked files. Others edit the same
+ * working tree, and every run starts a fresh server from it, so a change in the middle of a recording is flagged.
+ */
+const treeState = () => {
+  const parts = [git("rev-parse", "HEAD"), git("diff", "HEAD"), git("status", "--porcelain")]
+  return parts.some((p) => p === undefined) ? undefined : createHash("sha256").update(parts.join("\0")).digest("hex").slice(0, 12)
+}
+
 const main = async () => {
   const started = new Date()
+  const treeAtStart = treeState()
   const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100)
   const results: Array<RunResult> = []
   for (let round = 1; round <= rounds; round++) {
@@ -821,6 +832,8 @@ const main = async () => {
 
   const commit = git("rev-parse", "HEAD")
   const dirty = git("status", "--porcelain")
+  const treeAtEnd = treeState()
+  if (treeAtStart !== treeAtEnd) log(`warning: the working tree changed during the run (${treeAtStart} → ${treeAtEnd}); runs may have tested different code`)
   const report = {
     date: started.toISOString(),
     command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
@@ -867,7 +880,13 @@ const main = async () => {
         "@electric-sql/pglite": packageVersion("packages/adapters-pg", "@electric-sql/pglite")
       }
     },
-    git: { commit, dirtyFiles: dirty === undefined ? undefined : dirty.split("\n").filter((l) => l !== "").length },
+    git: {
+      commit,
+      dirtyFiles: dirty === undefined ? undefined : dirty.split("\n").filter((l) => l !== "").length,
+      treeAtStart,
+      treeAtEnd,
+      changedDuringRun: treeAtStart !== treeAtEnd
+    },
     summary,
     runs: results
   }

@@ -23,7 +23,7 @@ import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { HttpServerLive } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"
-import { DomainLive, Tenants } from "@mes/domain"
+import { DomainLive, Tenants, UrlGuard } from "@mes/domain"
 
 const { values: args } = parseArgs({
   options: {
@@ -50,8 +50,11 @@ const main = async () => {
   }
 
   const scope = Effect.runSync(Scope.make())
+  // Webhooks are not part of the benchmark: no webhook is registered, the dispatcher does not run, and the
+  // SSRF guard (MES_DEPLOYMENT=cloud in `mes serve`) is the allow-all one.
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, { logRequests: false }).pipe(
     Layer.provideMerge(DomainLive),
+    Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
     Layer.provideMerge(StoresPg),
     Layer.provideMerge(Db.withMigrations(database))
   )

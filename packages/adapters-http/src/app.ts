@@ -12,6 +12,7 @@ import { operationHandlers } from "./handlers/api-operations.ts"
 import { partHandlers } from "./handlers/api-parts.ts"
 import { profileHandlers } from "./handlers/api-profiles.ts"
 import { substepHandlers } from "./handlers/api-substeps.ts"
+import { webhookHandlers } from "./handlers/api-webhooks.ts"
 import { docs, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
@@ -24,7 +25,8 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* substepHandlers),
     ...(yield* issueHandlers),
     ...(yield* lifecycleHandlers),
-    ...(yield* batchHandlers)
+    ...(yield* batchHandlers),
+    ...(yield* webhookHandlers)
   }
 })
 

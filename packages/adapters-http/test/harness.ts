@@ -3,7 +3,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { DomainLive, Tenants } from "@mes/domain"
 import { StoresPg, testDatabase } from "@mes/adapters-pg"
-import { HttpServerLive } from "../src/index.ts"
+import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 import { expect } from "vitest"
 
@@ -15,14 +15,18 @@ export interface Harness {
   readonly as: (name: string) => Promise<{ tenantId: string; key: string; api: ReturnType<typeof client> }>
   /** Runs raw SQL against the test database (setup only). */
   readonly sql: (statement: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Record<string, unknown>>>
+  /** Runs an effect with the server's services (database, stores, domain), e.g. to build a dispatcher layer. */
+  readonly run: <A>(effect: Effect.Effect<A, unknown, any>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
-export const startServer = async (): Promise<Harness> => {
+/** `deployment` overrides MES_DEPLOYMENT for the SSRF guard (e.g. a cloud-mode server). */
+export const startServer = async (options: { readonly deployment?: Deployment } = {}): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const db = testDatabase()
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }).pipe(
     Layer.provideMerge(DomainLive),
+    Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),
     Layer.provideMerge(StoresPg),
     Layer.provideMerge(db)
   )
@@ -46,6 +50,7 @@ export const startServer = async (): Promise<Harness> => {
         const sql = yield* SqlClient
         return (yield* sql.unsafe(statement, params)) as ReadonlyArray<Record<string, unknown>>
       })),
+    run,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { BatchStorePg } from "./stores/batches.ts"
 import { CellStorePg } from "./stores/cells.ts"
 import { OutboxPg } from "./stores/outbox.ts"
+import { DeliveryStorePg } from "./stores/deliveries.ts"
 import { IssueStorePg } from "./stores/issues.ts"
 import { JobStorePg } from "./stores/jobs.ts"
 import { OperationStorePg } from "./stores/operations.ts"
@@ -11,12 +12,15 @@ import { ReferencesPg, TxPg } from "./stores/common.ts"
 import { SubstepStorePg } from "./stores/substeps.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
 import { TimeEntryStorePg } from "./stores/time-entries.ts"
+import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
 
 export * as Db from "./client.ts"
 export { migrate, splitStatements } from "./migrator.ts"
-export { OutboxPg }
+export { DeliveryStorePg, OutboxPg }
+export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient. */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, OutboxPg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg)
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
+  WebhookStorePg, WebhookLogStorePg)
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -4,6 +4,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } f
 import { dirname, resolve } from "node:path"
 import { Config, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
+import { UrlGuardLive } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"
 import { DomainLive } from "@mes/domain"
 import { userError } from "./output.ts"
@@ -25,7 +26,7 @@ export const DatabaseLive = (options: DbOptions = {}) => Db.fromEnv({ migrate: o
 
 /** Domain services over the PostgreSQL stores over the database; exposes all three. */
 export const AppLive = (options: DbOptions = {}) =>
-  DomainLive.pipe(Layer.provideMerge(StoresPg), Layer.provideMerge(DatabaseLive(options)))
+  DomainLive.pipe(Layer.provideMerge(UrlGuardLive), Layer.provideMerge(StoresPg), Layer.provideMerge(DatabaseLive(options)))
 
 // PGlite is a single-process database: a second process opening the same data directory would
 // corrupt it. A lock file next to the directory (<dir>.lock, holding the pid) makes the second

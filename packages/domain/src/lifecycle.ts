@@ -2,6 +2,7 @@
 // effects the store applies in the same guarded UPDATE.
 import { Effect } from "effect"
 import { InvalidStateTransition, NotFound } from "./errors.ts"
+import type { EventType } from "./events.ts"
 
 /** What a transition does to a timestamp column: set now, set now only if empty, or clear. */
 export type Stamp = "now" | "first" | "clear"
@@ -13,6 +14,8 @@ export interface Transition<S extends string, A extends string> {
   readonly stamps: Readonly<Record<string, Stamp>>
   /** Extra effects named for the store (e.g. "actual_duration"). */
   readonly effects?: ReadonlyArray<string>
+  /** The event the move emits (spec 6.1). */
+  readonly event?: EventType
 }
 
 export type Machine<S extends string, A extends string> = ReadonlyArray<Transition<S, A>>

@@ -10,8 +10,10 @@ import { Profiles } from "./profiles/service.ts"
 import { Substeps } from "./substeps/service.ts"
 import { Tenants } from "./tenants/service.ts"
 import { TimeEntries } from "./time-entries/service.ts"
+import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
 
 /** Every use-case service; needs the ports (stores, Tx, References) from an adapter. */
 export const DomainLive = Layer.mergeAll(Tenants.layer, Jobs.layer, Parts.layer, Operations.layer, Sync.layer,
   TimeEntries.layer,
-  Batches.layer, Cells.layer, Profiles.layer, Issues.layer, Substeps.layer)
+  Batches.layer, Cells.layer, Profiles.layer, Issues.layer, Substeps.layer,
+  Webhooks.layer, WebhookLogs.layer)

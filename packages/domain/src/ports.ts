@@ -25,6 +25,8 @@ export type ReferenceTable =
   | "batches"
   | "issues"
   | "substeps"
+  | "webhooks"
+  | "webhook_logs"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

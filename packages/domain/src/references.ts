@@ -20,7 +20,9 @@ const label: Record<ReferenceTable, string> = {
   time_entries: "time entry",
   batches: "batch",
   issues: "issue",
-  substeps: "substep"
+  substeps: "substep",
+  webhooks: "webhook",
+  webhook_logs: "webhook log"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

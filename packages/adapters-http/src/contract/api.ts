@@ -49,6 +49,7 @@ import {
 } from "./envelope.ts"
 import { IssuesGroup } from "./api-issues.ts"
 import { substepListSpec, substepsGroup } from "./api-substeps.ts"
+import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, webhooksGroup } from "./api-webhooks.ts"
 
 export const BASE_PATH = "/functions/v1"
 
@@ -173,12 +174,14 @@ export class ProfilesGroup extends crud("profiles", "/api-profiles", {
 }) {}
 
 export class SubstepsGroup extends substepsGroup(crud) {}
+export class WebhooksGroup extends webhooksGroup(crud) {}
 export class BatchesGroup extends batchesGroup(crud) {}
 export class TimeEntriesGroup extends timeEntriesGroup(crud) {}
 
 export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
+  .add(WebhooksGroup, WebhookLogsGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
@@ -207,5 +210,7 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "issues.list": issueListSpec,
   "substeps.list": substepListSpec,
   "batches.list": batchListSpec,
-  "timeEntries.list": timeEntryListSpec
+  "timeEntries.list": timeEntryListSpec,
+  "webhooks.list": webhookListSpec,
+  "webhookLogs.list": webhookLogListSpec
 }

@@ -32,7 +32,9 @@ const ownerSql: Record<ReferenceTable, string> = {
   batches: "SELECT id, tenant_id FROM batches WHERE id = ANY($1::uuid[])",
   time_entries: underLiveJob("time_entries", "e"),
   issues: underLiveJob("issues", "i"),
-  substeps: underLiveJob("substeps", "s")
+  substeps: underLiveJob("substeps", "s"),
+  webhooks: "SELECT id, tenant_id FROM webhooks WHERE id = ANY($1::uuid[])",
+  webhook_logs: "SELECT id, tenant_id FROM webhook_logs WHERE id = ANY($1::uuid[])"
 }
 
 /** PostgreSQL array literal for a uuid[] parameter (ids are validated UUIDs). */

@@ -94,11 +94,17 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
     moveMany: (tenantId, ids, move) =>
       ids.length === 0
         ? Effect.succeed([])
-        : sql.unsafe<Operation>(
-          `UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
-           WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[]) AND t.status = ANY($4::text[]) RETURNING t.*`,
+        : sql.unsafe<Operation & { _previous: string }>(
+          `WITH prev AS (
+             SELECT id, status FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = ANY($4::text[]) FOR UPDATE
+           )
+           UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
+           FROM prev WHERE t.tenant_id = $1 AND t.id = prev.id RETURNING t.*, prev.status AS _previous`,
           [tenantId, uuidArray(ids), move.to, `{${move.from.join(",")}}`]
-        ).pipe(Effect.orDie),
+        ).pipe(
+          Effect.map((rows) => rows.map(({ _previous, ...row }) => ({ row: row as Operation, previous: _previous }))),
+          Effect.orDie
+        ),
     remove: (tenantId, id) =>
       deleteRow(sql, "operations", tenantId, id).pipe(mapConstraints),
     nextSequence: (tenantId, partId) =>

@@ -70,7 +70,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     rollUp: (tenantId, partIds) =>
       partIds.length === 0
         ? Effect.succeed([])
-        : sql.unsafe<{ id: string; status: string; previous: string }>(
+        : sql.unsafe<Part & { previous: string }>(
           `WITH s AS (
              SELECT part_id, bool_and(status = 'completed') AS all_done, bool_or(status <> 'not_started') AS any_started
              FROM operations WHERE tenant_id = $1 AND part_id = ANY($2::uuid[]) GROUP BY part_id
@@ -81,7 +81,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
            )
            UPDATE parts p SET status = target.status, updated_at = now()
            FROM target WHERE p.tenant_id = $1 AND p.id = target.id AND p.status <> target.status
-           RETURNING p.id, p.status, target.previous`,
+           RETURNING p.*, target.previous`,
           [tenantId, uuidArray(partIds)]
         ).pipe(Effect.orDie),
     byExternalIds: (tenantId, source, externalIds) =>

@@ -37,6 +37,11 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
       if (f.completed !== undefined) where.push(sql`s.completed = ${f.completed as boolean}`)
       return listPage<Substep>(sql, { table: "substeps", alias: "s", where, sort: substepSort, query: q })
     },
+    lock: (tenantId, id) =>
+      sql<{ completed: boolean }>`SELECT completed FROM substeps WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`.pipe(
+        Effect.map((rows) => rows[0]?.completed),
+        Effect.orDie
+      ),
     get: (tenantId, id) =>
       sql<Substep>`SELECT s.* FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))}`.pipe(
         Effect.map((rows) => rows[0]),

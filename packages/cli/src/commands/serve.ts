@@ -2,7 +2,7 @@
 import { Config, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
-import { BASE_PATH, HttpServerLive } from "@mes/adapters-http"
+import { BASE_PATH, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import { AppLive, DatabaseConfig, withLayer } from "../app.ts"
 import { reportErrors, userError } from "../output.ts"
@@ -19,9 +19,14 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
   return `${url.origin}${BASE_PATH}`
 }
 
-/** The server, domain, stores and database as one layer (exposes HttpServer and the services). */
+/**
+ * The server, the webhook dispatcher (MES_WEBHOOK_*), domain, stores and database as one layer
+ * (exposes HttpServer and the services).
+ */
 export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
-  HttpServerLive(listen).pipe(Layer.provideMerge(AppLive()))
+  Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive))).pipe(
+    Layer.provideMerge(AppLive())
+  )
 
 export const serve = Command.make("serve", {
   port: Flag.Int("port").pipe(Flag.withDescription(`Port (default: PORT, else ${DEFAULT_PORT}; 0 picks a free port)`), Flag.optional),

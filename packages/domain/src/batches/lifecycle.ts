@@ -10,8 +10,8 @@ export const COMPLETE_OPERATIONS = "complete_operations"
 
 export const batchMachine: Machine<BatchStatus, BatchAction> = [
   // from                    action             to             also
-  { from: ["draft", "ready"], action: "start", to: "in_progress", stamps: { started_at: "first" }, effects: [START_OPERATIONS] },
-  { from: ["in_progress"], action: "stop", to: "completed", stamps: { completed_at: "now" }, effects: [COMPLETE_OPERATIONS] },
+  { from: ["draft", "ready"], action: "start", to: "in_progress", stamps: { started_at: "first" }, effects: [START_OPERATIONS], event: "batch.started" },
+  { from: ["in_progress"], action: "stop", to: "completed", stamps: { completed_at: "now" }, effects: [COMPLETE_OPERATIONS], event: "batch.completed" },
   { from: ["draft"], action: "ready", to: "ready", stamps: {} },
   // not in the spec: a batch not yet started can be cancelled (docs/DECISIONS.md)
   { from: ["draft", "ready"], action: "cancel", to: "cancelled", stamps: {} }

@@ -1,6 +1,7 @@
 // Batches (spec 2.6, 3.3, 4.6): CRUD and the batch lifecycle. Starting a batch starts its
 // operations and opens the operator's time entries; stopping it completes them and shares the
 // tracked time across them (distributeBatchTime), all in one transaction.
+import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import { findOwned } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
@@ -59,6 +60,7 @@ export class Batches extends Context.Service<Batches, {
     const timeEntries = yield* TimeEntryStore
     const references = yield* References
     const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(BatchCreate, "batch")
     const decodePatch = decodePatchInput(BatchPatch, "batch")
@@ -86,6 +88,8 @@ export class Batches extends Context.Service<Batches, {
       taken.length === 0
         ? Effect.void
         : Effect.fail(new Conflict({ message: `operations already in another batch: ${taken.map(([o]) => o).join(", ")}`, field: "operation_ids" }))
+
+    const change = (moved: { row: { status: string }; previous: string }) => ({ previous_status: moved.previous, new_status: moved.row.status })
 
     const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
       machine: batchMachine,
@@ -121,8 +125,13 @@ export class Batches extends Context.Service<Batches, {
         const opened = operator_id == null
           ? 0
           : yield* timeEntries.open(tenantId, open.map((o) => ({ operation_id: o.id, user_id: operator_id, batch_id: id })))
-        yield* parts.rollUp(tenantId, [...new Set(ops.map((o) => o.part_id))])
-        return { moved, operations_moved: started.map((o) => o.id), extra: { time_entries_opened: opened } }
+        const rolled = yield* parts.rollUp(tenantId, [...new Set(ops.map((o) => o.part_id))])
+        yield* emit([
+          batchEvent("batch.started", moved.row, change(moved), { operator_id: operator_id ?? null }),
+          ...started.map((m) => operationEvent("operation.started", m.row, { previous_status: m.previous, new_status: m.row.status }, { batch_id: id })),
+          ...rollUpEvents(rolled)
+        ])
+        return { moved, operations_moved: started.map((o) => o.row.id), extra: { time_entries_opened: opened } }
       })
 
     const stop = (tenantId: string, id: string, raw: unknown) =>
@@ -150,8 +159,18 @@ export class Batches extends Context.Service<Batches, {
         const completed = moved.transition.effects?.includes(COMPLETE_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, completeOperations) : []
         const all = yield* operations.getMany(tenantId, ids)
         if (shares.length > 0 || closed > 0) yield* timeEntries.recomputeActualTime(tenantId, ids)
-        yield* parts.rollUp(tenantId, [...new Set(all.map((o) => o.part_id))])
-        return { moved, operations_moved: completed.map((o) => o.id), extra: { time_distribution: shares } }
+        const rolled = yield* parts.rollUp(tenantId, [...new Set(all.map((o) => o.part_id))])
+        const finished = new Map((yield* operations.getMany(tenantId, completed.map((m) => m.row.id))).map((o) => [o.id, o]))
+        yield* emit([
+          batchEvent("batch.completed", { ...moved.row, status: "completed" }, change(moved), { time_distribution: shares }),
+          ...completed.map((m) =>
+            operationEvent("operation.completed", finished.get(m.row.id) ?? m.row, { previous_status: m.previous, new_status: m.row.status }, {
+              batch_id: id
+            })
+          ),
+          ...rollUpEvents(rolled)
+        ])
+        return { moved, operations_moved: completed.map((o) => o.row.id), extra: { time_distribution: shares } }
       })
 
     return Batches.of({

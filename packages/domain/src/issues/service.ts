@@ -1,4 +1,5 @@
 // Issues and NCRs: create, list, read, update (spec 4.7). No delete: the spec has none.
+import { emitter, issueEvent, Outbox } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
@@ -54,6 +55,7 @@ export class Issues extends Context.Service<Issues, {
     const store = yield* IssueStore
     const references = yield* References
     const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(IssueCreate, ENTITY)
     const decodePatch = decodePatchInput(IssuePatch, ENTITY)
@@ -97,9 +99,14 @@ export class Issues extends Context.Service<Issues, {
           const row = yield* tx.transaction(Effect.gen(function*() {
             // the counter bump and the insert commit or roll back together
             const ncrNumber = input.ncr_number ?? (input.issue_type === "ncr" ? yield* generateNumber(tenant.id) : null)
-            return yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id, ncr_number: ncrNumber }, stamps)
+            const row = yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id, ncr_number: ncrNumber }, stamps)
+            const issue = presentIssue(row)
+            yield* emit([
+              issueEvent(row.issue_type === "ncr" ? "ncr.created" : "issue.created", issue),
+              ...(row.issue_type === "ncr" && row.verified_by_id !== null ? [issueEvent("ncr.verified", issue)] : [])
+            ])
+            return row
           }))
-          // events: emit `ncr.created` (issue_type ncr) or `issue.created` (general) here, via the outbox
           return presentIssue(row)
         })),
       list: (raw) =>
@@ -118,10 +125,16 @@ export class Issues extends Context.Service<Issues, {
           if (current.issue_type === "ncr" && input.severity === null) details.push(severityRequired(body))
           yield* failIfAny(ENTITY, details)
           const stamps = { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) }
-          const row = yield* store.update(tenant.id, id, input, stamps)
-          if (row === undefined) return yield* new NotFound({ entity: ENTITY, id })
-          // events: emit `ncr.verified` here when an NCR gets a verified_by_id, via the outbox
-          return presentIssue(row)
+          return yield* tx.transaction(Effect.gen(function*() {
+            const row = yield* store.update(tenant.id, id, input, stamps)
+            if (row === undefined) return yield* new NotFound({ entity: ENTITY, id })
+            const issue = presentIssue(row)
+            // ncr.verified when an NCR gets a verifier (spec 6.1: corrective action verified)
+            if (row.issue_type === "ncr" && input.verified_by_id != null && input.verified_by_id !== current.verified_by_id) {
+              yield* emit([issueEvent("ncr.verified", issue)])
+            }
+            return issue
+          }))
         }))
     })
   }))

@@ -3,6 +3,7 @@ import { Context, Effect, Layer } from "effect"
 import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
 import { runAction, runPatchTo } from "../lifecycle.ts"
 import { findOwned } from "../crud.ts"
+import { emitter, type EventType, jobCompletedEvent, jobEvent, Outbox, partEvent } from "../events.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned } from "../references.ts"
@@ -68,6 +69,7 @@ export class Jobs extends Context.Service<Jobs, {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const store = yield* JobStore
     const tenants = yield* TenantStore
+    const emit = emitter(yield* Outbox)
     const references = yield* References
     const tx = yield* Tx
     const withRefs = Effect.provideService(References, references)
@@ -101,9 +103,19 @@ export class Jobs extends Context.Service<Jobs, {
         return yield* tx.transaction(Effect.gen(function*() {
           const created = yield* store.insertNested({ ...jobFields, id: jobId, tenant_id: tenant.id }, plan.parts, plan.operations)
           yield* tenants.countParts(tenant.id, plan.parts.length)
-          return assemble(created.job, created.parts, created.operations)
+          const detail = assemble(created.job, created.parts, created.operations)
+          yield* emit([jobEvent("job.created", detail), ...created.parts.map((p) => partEvent("part.created", p))])
+          return detail
         }))
       }).pipe(withRefs)
+
+    /** The lifecycle event of a move: job.completed as spec 6.2, the others as docs/events.md. */
+    const moveEvent = (moved: { row: Job; previous: string; transition: { event?: EventType | undefined } }) => {
+      const change = { previous_status: moved.previous, new_status: moved.row.status }
+      return moved.transition.event === "job.completed"
+        ? jobCompletedEvent(moved.row, change)
+        : jobEvent(moved.transition.event!, moved.row, change)
+    }
 
     const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
       machine: jobMachine,
@@ -123,13 +135,18 @@ export class Jobs extends Context.Service<Jobs, {
           yield* failIfAny("job", yield* checkReferences("job", input, [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }]))
         }
         const { status, ...changes } = patch
-        if (status === undefined) {
-          const job = yield* store.update(tenant.id, id, changes)
-          if (job === undefined) return yield* new NotFound({ entity: "job", id })
-          return job
-        }
-        // DECISIONS: a status change is a move of the job lifecycle, with its side effects
-        return (yield* runPatchTo({ ...mover(tenant.id, id, changes), target: status })).row
+        return yield* tx.transaction(Effect.gen(function*() {
+          if (status === undefined) {
+            const job = yield* store.update(tenant.id, id, changes)
+            if (job === undefined) return yield* new NotFound({ entity: "job", id })
+            yield* emit([jobEvent("job.updated", job)])
+            return job
+          }
+          // DECISIONS: a status change is a move of the job lifecycle, with its side effects and event
+          const moved = yield* runPatchTo({ ...mover(tenant.id, id, changes), target: status })
+          yield* emit([jobEvent("job.updated", moved.row), moveEvent(moved)])
+          return moved.row
+        }))
       }).pipe(withRefs)
 
     return Jobs.of({
@@ -141,8 +158,11 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           yield* ensureOwned("jobs", id)
-          // emits job.started / job.stopped / job.resumed / job.completed (outbox: later issue)
-          const moved = yield* runAction({ ...mover(tenant.id, id), action })
+          const moved = yield* tx.transaction(Effect.gen(function*() {
+            const moved = yield* runAction({ ...mover(tenant.id, id), action })
+            yield* emit([moveEvent(moved)])
+            return moved
+          }))
           return { job: moved.row, action, previous_status: moved.previous as JobStatus, new_status: moved.row.status }
         }).pipe(withRefs),
       remove: (id) =>

@@ -12,10 +12,10 @@ export const COMPLETE_PERCENTAGE = "complete_percentage"
 
 export const operationMachine: Machine<OperationState, OperationAction> = [
   // from                              action      to             also
-  { from: ["not_started", "on_hold"], action: "start", to: "in_progress", stamps: { started_at: "first", paused_at: "clear" }, effects: [OPEN_TIME_ENTRY] },
-  { from: ["in_progress"], action: "pause", to: "on_hold", stamps: { paused_at: "now" }, effects: [CLOSE_TIME_ENTRIES] },
-  { from: ["on_hold"], action: "resume", to: "in_progress", stamps: { resumed_at: "now", paused_at: "clear" }, effects: [OPEN_TIME_ENTRY] },
-  { from: ["in_progress"], action: "complete", to: "completed", stamps: { completed_at: "now" }, effects: [COMPLETE_PERCENTAGE, CLOSE_TIME_ENTRIES] }
+  { from: ["not_started", "on_hold"], action: "start", to: "in_progress", stamps: { started_at: "first", paused_at: "clear" }, effects: [OPEN_TIME_ENTRY], event: "operation.started" },
+  { from: ["in_progress"], action: "pause", to: "on_hold", stamps: { paused_at: "now" }, effects: [CLOSE_TIME_ENTRIES], event: "operation.paused" },
+  { from: ["on_hold"], action: "resume", to: "in_progress", stamps: { resumed_at: "now", paused_at: "clear" }, effects: [OPEN_TIME_ENTRY], event: "operation.resumed" },
+  { from: ["in_progress"], action: "complete", to: "completed", stamps: { completed_at: "now" }, effects: [COMPLETE_PERCENTAGE, CLOSE_TIME_ENTRIES], event: "operation.completed" }
 ]
 
 /** PATCH status `completed` is allowed from any state and sets completed_at (spec 3.2). */
@@ -24,5 +24,6 @@ export const completeFromAnyState: Transition<OperationState, OperationAction> =
   action: "complete",
   to: "completed",
   stamps: { completed_at: "first" },
-  effects: [COMPLETE_PERCENTAGE, CLOSE_TIME_ENTRIES]
+  effects: [COMPLETE_PERCENTAGE, CLOSE_TIME_ENTRIES],
+  event: "operation.completed"
 }

@@ -1,4 +1,5 @@
 // Operations: standalone create, list, read, update, delete (spec 4.3).
+import { emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Conflict, Forbidden, ValidationFailed } from "../errors.ts"
 import { type InvalidStateTransition, NotFound } from "../errors.ts"
@@ -72,6 +73,7 @@ export class Operations extends Context.Service<Operations, {
     const parts = yield* PartStore
     const timeEntries = yield* TimeEntryStore
     const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(OperationCreate, "operation")
@@ -121,8 +123,13 @@ export class Operations extends Context.Service<Operations, {
           ended = yield* timeEntries.closeActive(tenantId, [id])
           if (ended > 0) row = (yield* timeEntries.recomputeActualTime(tenantId, [id]))[0] ?? row
         }
-        // part.started / part.completed come from this roll-up (outbox: later issue)
-        yield* parts.rollUp(tenantId, [row.part_id])
+        const rolled = yield* parts.rollUp(tenantId, [row.part_id])
+        yield* emit([
+          operationEvent(moved.transition.event!, row, { previous_status: moved.previous, new_status: row.status }, {
+            time_entry_ended: ended > 0
+          }),
+          ...rollUpEvents(rolled)
+        ])
         return { row, previous: moved.previous as OperationState, ended }
       })
 

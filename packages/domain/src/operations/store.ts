@@ -30,8 +30,8 @@ export class OperationStore extends Context.Service<OperationStore, {
   /** The part and job an operation belongs to (lifecycle answers, spec 4.5). */
   readonly context: (tenantId: string, id: string) => Effect.Effect<OperationContext>
   readonly getMany: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
-  /** A guarded move of many operations at once (batches); returns the moved rows. */
-  readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Operation>>
+  /** A guarded move of many operations at once (batches); returns the moved rows with their previous status. */
+  readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
   /** Refused (Conflict) when the operation has time entries (spec 4.3). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
   /** max(sequence)+1 of a part's operations. */

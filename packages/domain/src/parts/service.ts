@@ -1,4 +1,5 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
+import { emitter, Outbox, partEvent } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
@@ -62,6 +63,7 @@ export class Parts extends Context.Service<Parts, {
     const tenants = yield* TenantStore
     const references = yield* References
     const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
     const decodeCreate = decodeInput(PartCreate, "part")
@@ -85,6 +87,7 @@ export class Parts extends Context.Service<Parts, {
           return yield* tx.transaction(Effect.gen(function*() {
             const part = yield* store.insert({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null })
             yield* tenants.countParts(tenant.id, 1)
+            yield* emit([partEvent("part.created", part)])
             return part
           }))
         })),
@@ -107,9 +110,12 @@ export class Parts extends Context.Service<Parts, {
           }
           details.push(...(yield* checkReferences("part", raw, cellRef(input.current_cell_id))))
           yield* failIfAny("part", details)
-          const part = yield* store.update(tenant.id, id, changes)
-          if (part === undefined) return yield* new NotFound({ entity: "part", id })
-          return part
+          return yield* tx.transaction(Effect.gen(function*() {
+            const part = yield* store.update(tenant.id, id, changes)
+            if (part === undefined) return yield* new NotFound({ entity: "part", id })
+            yield* emit([partEvent("part.updated", part)])
+            return part
+          }))
         })),
       remove: (id) =>
         provide(Effect.gen(function*() {

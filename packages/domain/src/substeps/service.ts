@@ -1,7 +1,8 @@
 // Substeps (spec 4.8): create, list, read, update, delete the checklist steps of an operation.
 import { Context, Effect, Layer } from "effect"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
-import { References } from "../ports.ts"
+import { emitter, Outbox, stepEvent } from "../events.ts"
+import { CurrentTenant, References, Tx } from "../ports.ts"
 import { type Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./schema.ts"
 
 /**
@@ -10,11 +11,17 @@ import { type Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./sc
  * already completed), `completed: false` clears it. Substeps of a soft-deleted job are absent from
  * list, get, update and remove. No unique field: `taken` is always false.
  */
-export class SubstepStore extends Context.Service<SubstepStore, CrudStore<Substep>>()("mes/domain/SubstepStore") {}
+export class SubstepStore extends Context.Service<SubstepStore, CrudStore<Substep> & {
+  /** Locks the row for the rest of the transaction and returns whether it is completed. */
+  readonly lock: (tenantId: string, id: string) => Effect.Effect<boolean | undefined>
+}>()("mes/domain/SubstepStore") {}
 
 /** The operation must be the caller's tenant's (422 FK_CONSTRAINT otherwise, DECISIONS). */
 export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/domain/Substeps") {
   static readonly layer = Layer.effect(Substeps, Effect.gen(function*() {
+    const store = yield* SubstepStore
+    const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const crud = makeCrud({
       entity: "substep",
       table: "substeps",
@@ -23,17 +30,27 @@ export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/do
       listSpec: substepListSpec,
       refs: (input: { operation_id?: string }) =>
         input.operation_id === undefined ? [] : [{ table: "operations", id: input.operation_id, path: ["operation_id"] }],
-      store: yield* SubstepStore,
+      store,
       references: yield* References
     })
     return Substeps.of({
       ...crud,
-      // TODO(events): a later issue emits `step.added` (spec 6.1) here, after the insert succeeds.
-      create: (input) => crud.create(input),
-      // TODO(events): a later issue emits `step.completed` here when the PATCH sets `completed: true`
-      // on a substep that was not completed before; to emit it once under concurrent PATCHes, guard
-      // the UPDATE on `completed = false` rather than reading the row first.
-      update: (id, input) => crud.update(id, input)
+      create: (input) =>
+        tx.transaction(Effect.gen(function*() {
+          const substep = yield* crud.create(input)
+          yield* emit([stepEvent("step.added", substep)])
+          return substep
+        })),
+      // step.completed once, when a PATCH completes a step that was not: the row lock makes a
+      // concurrent second PATCH see it completed
+      update: (id, input) =>
+        tx.transaction(Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const wasCompleted = yield* store.lock(tenant.id, id)
+          const substep = yield* crud.update(id, input)
+          if (wasCompleted === false && substep.completed) yield* emit([stepEvent("step.completed", substep)])
+          return substep
+        }))
     })
   }))
 }

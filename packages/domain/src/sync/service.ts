@@ -1,6 +1,7 @@
 // ERP sync (spec 4.1-4.3 sync and bulk-sync): upsert by (external_source, external_id). A record
 // is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
 // record is reported and the others are kept. Writes per record are set-based per level.
+import { emitter, jobEvent, Outbox, partEvent } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
@@ -98,6 +99,7 @@ export class Sync extends Context.Service<Sync, {
     const tenants = yield* TenantStore
     const references = yield* References
     const tx = yield* Tx
+    const emit = emitter(yield* Outbox)
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, parts))
     const decodeJob = syncDecoder(JobSync, "job")
@@ -142,6 +144,10 @@ export class Sync extends Context.Service<Sync, {
           const savedOps = yield* operations.upsert(opRows)
           if (savedOps.length !== opRows.length) return yield* new Conflict({ message: "a synced operation belongs to another part" })
           yield* tenants.countParts(tenant.id, savedParts.filter((p) => p.inserted).length)
+          yield* emit([
+            jobEvent(saved.inserted ? "job.created" : "job.updated", saved.row),
+            ...savedParts.map((p) => partEvent(p.inserted ? "part.created" : "part.updated", p.row))
+          ])
           return result(saved.row, saved.inserted)
         }))
       }))
@@ -178,6 +184,7 @@ export class Sync extends Context.Service<Sync, {
           }])
           if (saved === undefined) return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
           if (saved.inserted) yield* tenants.countParts(tenant.id, 1)
+          yield* emit([partEvent(saved.inserted ? "part.created" : "part.updated", saved.row)])
           return result(saved.row, saved.inserted)
         }))
       }))

@@ -1,0 +1,370 @@
+// The webhook dispatcher (spec 6, issue: webhooks): a background fiber that fans outbox events out
+// into deliveries and sends them, with retries, signatures and attempt logs. It runs inside
+// `mes serve` and is a plain layer for embedders (`WebhookDispatcher.layer(options)`, or
+// `WebhookDispatcher.layerConfig` for the MES_WEBHOOK_* environment).
+//
+// How it works, each tick (every `pollInterval`, at once while there is more work):
+//   1. fan-out: up to `batchSize` undispatched outbox rows become one pending delivery per
+//      subscribed active webhook of the event's tenant (DeliveryStore.fanOut, one statement);
+//   2. claim: due pending deliveries are leased (`lease`), at most `concurrency` in flight per
+//      dispatcher; each is sent in its own fiber, so one slow receiver never delays the others,
+//      and the loop keeps claiming while earlier attempts are still running;
+//   3. record: the attempt's outcome, next attempt time and log row, in one statement.
+// Claims skip rows other dispatchers hold (FOR UPDATE SKIP LOCKED and leases), so several
+// processes on one PostgreSQL share the work and each attempt is made once. API requests only
+// write the outbox row: they never wait for a delivery.
+//
+// Shutdown (the layer's scope closes): stop claiming, give in-flight attempts `shutdownGrace` to
+// finish and be recorded, interrupt the rest and release their leases so another dispatcher (or the
+// next start) retries them at once.
+import { Context, Data, Duration, Effect, Fiber, FiberSet, Latch, Layer, Option, Config, Cause } from "effect"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, UrlGuard } from "@mes/domain"
+import { deliveryHeaders } from "./sign.ts"
+
+/** Delay before each attempt, the first counted from fan-out: 8 attempts, then failed. */
+export const DEFAULT_RETRY_SCHEDULE: ReadonlyArray<Duration.Input> = [
+  "0 millis",
+  "5 seconds",
+  "5 minutes",
+  "30 minutes",
+  "2 hours",
+  "5 hours",
+  "10 hours",
+  "10 hours"
+]
+
+export interface DispatcherOptions {
+  /** Delay before each attempt (its length is the number of attempts). Default DEFAULT_RETRY_SCHEDULE. */
+  readonly schedule?: ReadonlyArray<Duration.Input>
+  /** How often the outbox and due deliveries are polled when idle. Default 250 ms. */
+  readonly pollInterval?: Duration.Input
+  /** Limit of one attempt (connect, headers and up to 64 KiB of response body). Default 10 s. */
+  readonly timeout?: Duration.Input
+  /** Attempts in flight at once in this dispatcher. Default 32. */
+  readonly concurrency?: number
+  /** Outbox events fanned out per statement. Default 100. */
+  readonly batchSize?: number
+  /** How long a claim holds a delivery; must exceed `timeout`. Default timeout + 50 s. */
+  readonly lease?: Duration.Input
+  /** How long shutdown waits for in-flight attempts before releasing them. Default 5 s. */
+  readonly shutdownGrace?: Duration.Input
+}
+
+interface Resolved {
+  readonly scheduleMs: ReadonlyArray<number>
+  readonly pollMs: number
+  readonly timeoutMs: number
+  readonly concurrency: number
+  readonly batchSize: number
+  readonly leaseMs: number
+  readonly graceMs: number
+}
+
+export class WebhookConfigError extends Data.TaggedError("WebhookConfigError")<{ readonly message: string }> {}
+
+const ms = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
+
+const resolve = (o: DispatcherOptions): Resolved => {
+  const scheduleMs = (o.schedule ?? DEFAULT_RETRY_SCHEDULE).map(ms)
+  if (scheduleMs.length === 0 || scheduleMs.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new WebhookConfigError({ message: "the webhook retry schedule needs at least one finite, non-negative delay" })
+  }
+  const timeoutMs = ms(o.timeout ?? "10 seconds")
+  const positive = (n: number | undefined, fallback: number) => (n !== undefined && Number.isInteger(n) && n > 0 ? n : fallback)
+  return {
+    scheduleMs,
+    pollMs: Math.max(1, ms(o.pollInterval ?? "250 millis")),
+    timeoutMs,
+    concurrency: positive(o.concurrency, 32),
+    batchSize: positive(o.batchSize, 100),
+    leaseMs: Math.max(ms(o.lease ?? timeoutMs + 50_000), timeoutMs + 1_000),
+    graceMs: ms(o.shutdownGrace ?? "5 seconds")
+  }
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/**
+ * Parses a retry schedule such as `0,5s,5m,30m,2h,5h,10h,10h`: comma-separated delays, each a
+ * number with a unit (ms, s, m, h, d) or an effect Duration string (`5 seconds`); a bare `0` is
+ * allowed. One delay per attempt.
+ */
+export const parseRetrySchedule = (text: string): ReadonlyArray<Duration.Duration> => {
+  const items = text.split(",").map((s) => s.trim())
+  if (items.length === 0 || items.some((s) => s === "")) {
+    throw new WebhookConfigError({ message: `Invalid webhook retry schedule '${text}': expected delays like 0,5s,5m,2h` })
+  }
+  return items.map((item) => parseDuration(item, `webhook retry schedule '${text}'`))
+}
+
+const parseDuration = (item: string, what: string): Duration.Duration => {
+  const short = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(item)
+  if (short !== null && (short[2] !== undefined || Number(short[1]) === 0)) {
+    return Duration.millis(Number(short[1]) * UNIT_MS[short[2] ?? "ms"]!)
+  }
+  const parsed = Duration.fromInput(item as Duration.Input)
+  if (Option.isSome(parsed) && Duration.isFinite(parsed.value) && Duration.toMillis(parsed.value) >= 0) return parsed.value
+  throw new WebhookConfigError({ message: `Invalid ${what}: '${item}' is not a duration (use e.g. 500ms, 5s, 5m, 2h)` })
+}
+
+export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
+  /** Polls now instead of at the next interval (e.g. after a test event or a redelivery). */
+  readonly wake: Effect.Effect<void>
+  /** Attempts currently in flight in this dispatcher. */
+  readonly inFlight: Effect.Effect<number>
+}>()("mes/adapters-http/WebhookDispatcher") {
+  /** Runs the dispatcher for the layer's lifetime (needs DeliveryStore and UrlGuard). */
+  static readonly layer = (options: DispatcherOptions = {}): Layer.Layer<WebhookDispatcher, never, DeliveryStore | UrlGuard> =>
+    Layer.effect(WebhookDispatcher, make(options))
+
+  /** A service that does nothing (MES_WEBHOOK_DISPATCHER=off). */
+  static readonly disabled: Layer.Layer<WebhookDispatcher> = Layer.succeed(
+    WebhookDispatcher,
+    WebhookDispatcher.of({ wake: Effect.void, inFlight: Effect.succeed(0) })
+  )
+
+  /**
+   * The dispatcher configured from the environment:
+   * MES_WEBHOOK_DISPATCHER (`on` | `off`, default on: `off` for API-only processes),
+   * MES_WEBHOOK_RETRY_SCHEDULE (default `0,5s,5m,30m,2h,5h,10h,10h`),
+   * MES_WEBHOOK_POLL_INTERVAL (default 250ms), MES_WEBHOOK_TIMEOUT (default 10s),
+   * MES_WEBHOOK_CONCURRENCY (default 32).
+   */
+  static readonly layerConfig: Layer.Layer<WebhookDispatcher, WebhookConfigError | Config.ConfigError, DeliveryStore | UrlGuard> =
+    Layer.unwrap(Effect.gen(function*() {
+      const env = yield* Config.all({
+        enabled: Config.Literals(["on", "off"], "MES_WEBHOOK_DISPATCHER").pipe(Config.withDefault("on" as const)),
+        schedule: Config.String("MES_WEBHOOK_RETRY_SCHEDULE").pipe(Config.option),
+        poll: Config.String("MES_WEBHOOK_POLL_INTERVAL").pipe(Config.option),
+        timeout: Config.String("MES_WEBHOOK_TIMEOUT").pipe(Config.option),
+        concurrency: Config.Int("MES_WEBHOOK_CONCURRENCY").pipe(Config.option)
+      })
+      if (env.enabled === "off") return WebhookDispatcher.disabled
+      const options = yield* Effect.try({
+        try: (): DispatcherOptions => {
+          const nonEmpty = (o: Option.Option<string>) => Option.filter(o, (s) => s.trim() !== "")
+          const schedule = nonEmpty(env.schedule)
+          const poll = nonEmpty(env.poll)
+          const timeout = nonEmpty(env.timeout)
+          return {
+            ...(Option.isSome(schedule) ? { schedule: parseRetrySchedule(schedule.value) } : {}),
+            ...(Option.isSome(poll) ? { pollInterval: parseDuration(poll.value.trim(), "MES_WEBHOOK_POLL_INTERVAL") } : {}),
+            ...(Option.isSome(timeout) ? { timeout: parseDuration(timeout.value.trim(), "MES_WEBHOOK_TIMEOUT") } : {}),
+            ...(Option.isSome(env.concurrency) ? { concurrency: env.concurrency.value } : {})
+          }
+        },
+        catch: (e) => (e instanceof WebhookConfigError ? e : new WebhookConfigError({ message: String(e) }))
+      })
+      yield* Effect.try({ try: () => resolve(options), catch: (e) => e as WebhookConfigError })
+      return WebhookDispatcher.layer(options)
+    }))
+}
+
+/** What one HTTP attempt produced. */
+type SendResult =
+  | { readonly _tag: "Response"; readonly status: number; readonly snippet: string }
+  | { readonly _tag: "NetworkError"; readonly message: string }
+  | { readonly _tag: "Timeout" }
+
+const MAX_BODY_READ = 64 * 1024
+
+/** POSTs the body; reads at most 64 KiB of the answer (kept short for last_error) and drops the rest. */
+const post = async (url: string, body: string, headers: Record<string, string>, signal: AbortSignal) => {
+  // Redirects are not followed: a 3xx is a failed attempt (following one could reach an address
+  // the SSRF guard refused, and the signature is bound to the registered URL).
+  const res = await fetch(url, { method: "POST", body, headers, redirect: "manual", signal })
+  let text = ""
+  if (res.body !== null) {
+    const reader = res.body.getReader()
+    const decoder = new TextDecoder()
+    let read = 0
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      read += value.byteLength
+      if (text.length < 512) text += decoder.decode(value, { stream: true })
+      if (read > MAX_BODY_READ) {
+        await reader.cancel().catch(() => undefined)
+        break
+      }
+    }
+  }
+  return { status: res.status, snippet: text.slice(0, 200) }
+}
+
+const networkMessage = (e: unknown): string => {
+  const err = e as { message?: unknown; cause?: { message?: unknown; code?: unknown } }
+  const cause = err?.cause
+  const detail = typeof cause?.message === "string" && cause.message !== ""
+    ? cause.message
+    : typeof cause?.code === "string"
+    ? cause.code
+    : typeof err?.message === "string"
+    ? err.message
+    : String(e)
+  return `network error: ${detail}`.slice(0, 500)
+}
+
+const make = (options: DispatcherOptions) =>
+  Effect.gen(function*() {
+    const config = resolve(options)
+    const store = yield* DeliveryStore
+    const guard = yield* UrlGuard
+
+    // claimed and not yet recorded, by id: what shutdown releases
+    const inFlight = new Map<string, ClaimedDelivery>()
+    const fibers = yield* FiberSet.make<void, never>()
+    const wakeUp = yield* Latch.make(false)
+
+    const send = (d: ClaimedDelivery): Effect.Effect<SendResult> => {
+      const headers = deliveryHeaders({
+        secret: d.secret,
+        deliveryId: d.id,
+        eventType: d.eventType,
+        body: d.body,
+        timestamp: Math.floor(Date.now() / 1000)
+      })
+      return Effect.tryPromise({
+        try: (signal) => post(d.url, d.body, headers, signal),
+        catch: (e) => e
+      }).pipe(
+        Effect.timeoutOption(config.timeoutMs),
+        Effect.map((o): SendResult => Option.isSome(o) ? { _tag: "Response", ...o.value } : { _tag: "Timeout" }),
+        Effect.catch((e) => Effect.succeed<SendResult>({ _tag: "NetworkError", message: networkMessage(e) }))
+      )
+    }
+
+    /** The outcome of a failed attempt: retry per the schedule, or failed when it is used up. */
+    const failed = (d: ClaimedDelivery, fields: { statusCode?: number; error: string; durationMs: number }): AttemptRecord => {
+      const next = d.attempts + 1
+      return next < config.scheduleMs.length
+        ? { delivery: d, outcome: "retrying", retryInMs: config.scheduleMs[next]!, ...fields }
+        : { delivery: d, outcome: "failed", ...fields }
+    }
+
+    const attempt = (d: ClaimedDelivery): Effect.Effect<AttemptRecord> =>
+      Effect.gen(function*() {
+        if (!d.active) return { delivery: d, outcome: "failed", error: "webhook is inactive", durationMs: 0 }
+        const started = performance.now()
+        const refused = yield* guard.check(d.url)
+        if (refused !== undefined) {
+          return failed(d, { error: `url refused: ${refused}`, durationMs: performance.now() - started })
+        }
+        const result = yield* send(d)
+        const durationMs = performance.now() - started
+        switch (result._tag) {
+          case "Timeout":
+            return failed(d, { error: `timeout after ${config.timeoutMs} ms`, durationMs })
+          case "NetworkError":
+            return failed(d, { error: result.message, durationMs })
+          case "Response": {
+            if (result.status >= 200 && result.status < 300) {
+              return { delivery: d, outcome: "succeeded", statusCode: result.status, durationMs }
+            }
+            const snippet = result.snippet.trim() === "" ? "" : `: ${result.snippet.trim()}`
+            if (result.status === 410) {
+              return {
+                delivery: d,
+                outcome: "failed",
+                statusCode: 410,
+                error: `HTTP 410 Gone: webhook deactivated${snippet}`,
+                durationMs,
+                deactivateWebhook: true
+              }
+            }
+            return failed(d, { statusCode: result.status, error: `HTTP ${result.status}${snippet}`, durationMs })
+          }
+        }
+      })
+
+    const logOutcome = (r: AttemptRecord) =>
+      r.outcome === "failed"
+        ? Effect.logWarning(
+          `webhook delivery ${r.delivery.id} (${r.delivery.eventType}) to webhook ${r.delivery.webhookId} failed after ${r.delivery.attempts + 1} attempt(s): ${r.error ?? ""}`
+        )
+        : Effect.void
+
+    const runOne = (d: ClaimedDelivery) =>
+      Effect.gen(function*() {
+        const record = yield* attempt(d)
+        // once the receiver answered, the outcome is recorded even if shutdown interrupts now
+        yield* Effect.uninterruptible(store.record(record).pipe(Effect.tap(() => logOutcome(record))))
+      }).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            // interrupted before it was recorded: keep it for shutdown to release
+            if (exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause)) return
+            const wasFull = inFlight.size >= config.concurrency
+            inFlight.delete(d.id)
+            if (wasFull) wakeUp.openUnsafe()
+          })
+        ),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`webhook delivery ${d.id}: could not record the attempt (the lease will expire)`, cause)
+        ),
+        Effect.interruptible
+      )
+
+    /** One fan-out and claim; true when there may be more work right away. */
+    const tick = Effect.gen(function*() {
+      yield* wakeUp.close
+      const fanned = yield* store.fanOut(config.batchSize)
+      let more = fanned >= config.batchSize
+      const free = Math.min(config.concurrency - inFlight.size, config.batchSize)
+      if (free > 0) {
+        const claimed = yield* store.claimDue(free, config.leaseMs)
+        for (const d of claimed) {
+          inFlight.set(d.id, d)
+          yield* FiberSet.run(fibers, runOne(d))
+        }
+        if (claimed.length >= free) more = true
+      }
+      return more && inFlight.size < config.concurrency
+    }).pipe(
+      // a claim is registered before shutdown can interrupt: no lease is left untracked
+      Effect.uninterruptible,
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          // e.g. the database is unreachable: say so, and try again a little later
+          : Effect.logWarning("webhook dispatcher: polling failed; retrying", cause).pipe(
+            Effect.andThen(Effect.sleep(Math.max(config.pollMs, 1_000))),
+            Effect.as(false)
+          )
+      )
+    )
+
+    const loop = Effect.gen(function*() {
+      for (;;) {
+        const more = yield* tick
+        if (more) yield* Effect.yieldNow
+        else yield* Effect.timeoutOption(wakeUp.await, config.pollMs)
+      }
+    })
+
+    const loopFiber = yield* Effect.forkDetach(loop)
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Fiber.interrupt(loopFiber)
+        if (inFlight.size > 0 && config.graceMs > 0) {
+          yield* Effect.timeoutOption(FiberSet.awaitEmpty(fibers), config.graceMs)
+        }
+        yield* FiberSet.clear(fibers)
+        const pending = [...inFlight.keys()]
+        inFlight.clear()
+        if (pending.length > 0) {
+          yield* store.release(pending).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("webhook dispatcher: could not release leases", cause))
+          )
+        }
+      })
+    )
+
+    return WebhookDispatcher.of({
+      wake: wakeUp.open.pipe(Effect.asVoid),
+      inFlight: Effect.sync(() => inFlight.size)
+    })
+  })

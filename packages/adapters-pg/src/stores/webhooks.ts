@@ -1,0 +1,88 @@
+// Webhook registrations and delivery logs (spec 2.7, 4.9, 6.2). Only `insert` returns the secret:
+// every other read names its columns, so the secret never reaches a listing, a PATCH answer or a log.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type WebhookLog, WebhookLogStore, type WebhookRow, WebhookStore } from "@mes/domain"
+import { insertRows, updateRow } from "../rows.ts"
+import { listPage } from "./crud.ts"
+
+const COLUMNS = "id, tenant_id, url, events, active, description, created_at, updated_at"
+
+const withoutSecret = <T extends { readonly secret?: unknown }>(row: T): Omit<T, "secret"> => {
+  const { secret: _s, ...rest } = row
+  return rest
+}
+
+export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return WebhookStore.of({
+    insert: (row) =>
+      insertRows<WebhookRow & { secret: string }>(sql, "webhooks", [row]).pipe(Effect.map((rows) => rows[0]!), Effect.orDie),
+    list: (tenantId, q) => {
+      const f = q.filters
+      const where = [sql`w.tenant_id = ${tenantId}`]
+      if (f.id !== undefined) where.push(sql`w.id = ${f.id}`)
+      if (f.event_type !== undefined) where.push(sql`${f.event_type} = ANY (w.events)`)
+      if (f.active !== undefined) where.push(sql`w.active = ${f.active}`)
+      return listPage<WebhookRow & { secret?: string }>(sql, {
+        table: "webhooks",
+        alias: "w",
+        where,
+        sort: { created_at: "w.created_at", updated_at: "w.updated_at" },
+        query: q
+      }).pipe(Effect.map((page) => ({ ...page, rows: page.rows.map(withoutSecret) })))
+    },
+    get: (tenantId, id) =>
+      sql.unsafe<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]).pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    update: (tenantId, id, changes) =>
+      updateRow<WebhookRow & { secret?: string }>(sql, "webhooks", tenantId, id, changes).pipe(
+        Effect.map((row) => (row === undefined ? undefined : withoutSecret(row))),
+        Effect.orDie
+      ),
+    remove: (tenantId, id) =>
+      sql`DELETE FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
+    enqueue: (tenantId, d) =>
+      sql`INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, status, next_attempt_at)
+          VALUES (${tenantId}, ${d.id}, ${d.webhook_id}, ${d.event_id}, ${d.event_type}, ${d.body}, 'pending', now())`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+  })
+}))
+
+export const WebhookLogStorePg = Layer.effect(WebhookLogStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return WebhookLogStore.of({
+    list: (tenantId, q) => {
+      const f = q.filters
+      const where = [sql`l.tenant_id = ${tenantId}`]
+      if (f.id !== undefined) where.push(sql`l.id = ${f.id}`)
+      if (f.webhook_id !== undefined) where.push(sql`l.webhook_id = ${f.webhook_id}`)
+      if (f.event_type !== undefined) where.push(sql`l.event_type = ${f.event_type}`)
+      if (f.status !== undefined) where.push(sql`l.status = ${f.status}`)
+      if (f.delivery_id !== undefined) where.push(sql`l.delivery_id = ${f.delivery_id}`)
+      return listPage<WebhookLog>(sql, { table: "webhook_logs", alias: "l", where, sort: { created_at: "l.created_at" }, query: q })
+    },
+    get: (tenantId, id) =>
+      sql<WebhookLog>`SELECT * FROM webhook_logs WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    // the lease is left alone: an attempt in flight finishes (and is recorded) before the next one
+    redeliver: (tenantId, logId) =>
+      sql<{ id: string }>`
+        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), updated_at = now()
+        FROM webhook_logs l
+        WHERE l.tenant_id = ${tenantId} AND l.id = ${logId} AND d.tenant_id = l.tenant_id AND d.id = l.delivery_id
+        RETURNING d.id`.pipe(
+        Effect.map((rows) => rows[0]?.id),
+        Effect.orDie
+      )
+  })
+}))

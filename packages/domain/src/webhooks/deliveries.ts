@@ -1,0 +1,57 @@
+// Webhook delivery port (spec 6, issue: webhooks): what the dispatcher needs from storage. Events
+// in the outbox are fanned out into one delivery per subscribed webhook; deliveries are claimed
+// under a lease (several dispatchers, even in several processes, share the work), attempted, and
+// every attempt is recorded with its log row. Implemented by adapters-pg (`DeliveryStorePg`).
+import { Context, Effect } from "effect"
+
+/** A delivery claimed for one attempt, with what is needed to send it. */
+export interface ClaimedDelivery {
+  readonly tenantId: string
+  /** The delivery id: `X-Service-Delivery` and `webhook-id`, stable across retries. */
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly eventType: string
+  /** The exact bytes to send (JSON text), the same on every attempt. */
+  readonly body: string
+  /** Attempts made before this one. */
+  readonly attempts: number
+  readonly url: string
+  readonly secret: string
+  /** False when the webhook was deactivated after the event was fanned out. */
+  readonly active: boolean
+}
+
+/** The outcome of one attempt. */
+export interface AttemptRecord {
+  readonly delivery: ClaimedDelivery
+  /** `retrying` keeps the delivery pending until `retryInMs` from now (database clock). */
+  readonly outcome: "succeeded" | "retrying" | "failed"
+  readonly retryInMs?: number
+  readonly statusCode?: number
+  readonly error?: string
+  readonly durationMs: number
+  /** Deactivate the webhook in the same statement (the receiver answered 410 Gone). */
+  readonly deactivateWebhook?: boolean
+}
+
+export class DeliveryStore extends Context.Service<DeliveryStore, {
+  /**
+   * Claims up to `limit` undispatched outbox events (skipping rows another dispatcher holds),
+   * creates one pending delivery per active webhook of the event's tenant subscribed to its
+   * type, and marks the events dispatched, atomically. Returns the number of events taken.
+   */
+  readonly fanOut: (limit: number) => Effect.Effect<number>
+  /** Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones). */
+  readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /**
+   * Records an attempt: counts it, sets the status and next attempt time, drops the lease and
+   * writes its webhook_logs row, atomically. False when the delivery moved on meanwhile (another
+   * dispatcher recorded this attempt after the lease expired, or it was deleted): nothing written.
+   */
+  readonly record: (attempt: AttemptRecord) => Effect.Effect<boolean>
+  /** Drops the leases of deliveries still pending (shutdown), so another dispatcher takes them at once. */
+  readonly release: (deliveryIds: ReadonlyArray<string>) => Effect.Effect<void>
+  /** Sets the webhook inactive. */
+  readonly deactivate: (tenantId: string, webhookId: string) => Effect.Effect<void>
+}>()("mes/domain/DeliveryStore") {}

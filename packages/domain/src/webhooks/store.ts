@@ -1,0 +1,56 @@
+// Storage ports of webhook registrations and delivery logs (implemented in adapters-pg).
+import { Context, type Effect } from "effect"
+import type { ListQuery, Slice } from "../query.ts"
+import type { webhookListSpec, webhookLogListSpec, WebhookLog } from "./schema.ts"
+
+/** A stored registration without its secret (events as subscribed). */
+export interface WebhookRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly active: boolean
+  readonly description: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export interface NewWebhook {
+  readonly id: string
+  readonly tenant_id: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly secret: string
+  readonly active: boolean
+  readonly description: string | null
+}
+
+export type WebhookListQuery = ListQuery<typeof webhookListSpec["filters"], typeof webhookListSpec["sort"][number]>
+export type WebhookLogListQuery = ListQuery<typeof webhookLogListSpec["filters"], typeof webhookLogListSpec["sort"][number]>
+
+/** Every read but `insert` leaves the secret out, so it cannot leak into a listing or a log line. */
+export class WebhookStore extends Context.Service<WebhookStore, {
+  /** Returns the new row with its secret. */
+  readonly insert: (row: NewWebhook) => Effect.Effect<WebhookRow & { readonly secret: string }>
+  readonly list: (tenantId: string, query: WebhookListQuery) => Effect.Effect<Slice<WebhookRow>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<WebhookRow | undefined>
+  /** Undefined when no row matched. */
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<WebhookRow | undefined>
+  /** False when no row matched; its deliveries and logs go with it. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean>
+  /** Queues one pending delivery of `body` (stored as sent) to the webhook, due now. */
+  readonly enqueue: (
+    tenantId: string,
+    delivery: { readonly id: string; readonly webhook_id: string; readonly event_id: string; readonly event_type: string; readonly body: string }
+  ) => Effect.Effect<void>
+}>()("mes/domain/WebhookStore") {}
+
+export class WebhookLogStore extends Context.Service<WebhookLogStore, {
+  readonly list: (tenantId: string, query: WebhookLogListQuery) => Effect.Effect<Slice<WebhookLog>>
+  readonly get: (tenantId: string, id: string) => Effect.Effect<WebhookLog | undefined>
+  /**
+   * Puts the delivery of log `logId` back to pending, due now (one statement; attempts and the
+   * delivery id are kept). Its delivery id, or undefined when the log or its delivery is gone.
+   */
+  readonly redeliver: (tenantId: string, logId: string) => Effect.Effect<string | undefined>
+}>()("mes/domain/WebhookLogStore") {}
