@@ -1,5 +1,4 @@
 // /api-batches and /api-batch-lifecycle (spec 4.6), /api-time-entries (DECISIONS: records).
-// api.ts imports this file, so the shared `crud` helper is passed in (no import cycle).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import {
@@ -16,32 +15,31 @@ import {
   TimeEntryPatch,
   TimeShare
 } from "@mes/domain"
-import type { crud } from "./api.ts"
 import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
+  apiErrors,
+  crud,
   idQuery,
-  NotFoundError,
-  okEnvelope,
-  UnauthorizedError,
-  ValidationError
+  okEnvelope
 } from "./envelope.ts"
 
-const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
 
-export const batchesGroup = (make: typeof crud) =>
-  make("batches", "/api-batches", { singular: "batch", plural: "batches", record: Batch, list: batchListSpec, create: BatchCreate, patch: BatchPatch })
+export class BatchesGroup extends crud("batches", "/api-batches", {
+  singular: "batch",
+  plural: "batches",
+  record: Batch,
+  list: batchListSpec,
+  create: BatchCreate,
+  patch: BatchPatch
+}) {}
 
-export const timeEntriesGroup = (make: typeof crud) =>
-  make("timeEntries", "/api-time-entries", {
-    singular: "time_entry",
-    plural: "time_entries",
-    record: TimeEntry,
-    list: timeEntryListSpec,
-    create: TimeEntryCreate,
-    patch: TimeEntryPatch
-  })
+export class TimeEntriesGroup extends crud("timeEntries", "/api-time-entries", {
+  singular: "time_entry",
+  plural: "time_entries",
+  record: TimeEntry,
+  list: timeEntryListSpec,
+  create: TimeEntryCreate,
+  patch: TimeEntryPatch
+}) {}
 
 const BatchMoved = okEnvelope(Schema.Struct({
   batch: Batch,
@@ -54,12 +52,12 @@ const BatchMoved = okEnvelope(Schema.Struct({
 }))
 
 export class BatchLifecycleGroup extends HttpApiGroup.make("batchLifecycle").add(
-  HttpApiEndpoint.post("start", "/api-batch-lifecycle/start", { query: idQuery, payload: BatchStart, success: BatchMoved, error: errors }),
-  HttpApiEndpoint.post("stop", "/api-batch-lifecycle/stop", { query: idQuery, payload: BatchStart, success: BatchMoved, error: errors }),
+  HttpApiEndpoint.post("start", "/api-batch-lifecycle/start", { query: idQuery, payload: BatchStart, success: BatchMoved, error: apiErrors }),
+  HttpApiEndpoint.post("stop", "/api-batch-lifecycle/stop", { query: idQuery, payload: BatchStart, success: BatchMoved, error: apiErrors }),
   HttpApiEndpoint.post("addOperations", "/api-batch-lifecycle/add-operations", {
     query: idQuery,
     payload: AddOperations,
     success: okEnvelope(Schema.Struct({ batch: Batch })),
-    error: errors
+    error: apiErrors
   })
 ) {}

@@ -3,9 +3,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Job, JobStatus, Operation, OperationStatus } from "@mes/domain"
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, okEnvelope, UnauthorizedError, ValidationError } from "./envelope.ts"
+import { apiErrors, okEnvelope } from "./envelope.ts"
 
-const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
 const id = Schema.String.check(Schema.isUUID())
 
 const JobMoved = okEnvelope(Schema.Struct({
@@ -16,7 +15,7 @@ const JobMoved = okEnvelope(Schema.Struct({
 }))
 
 const jobAction = <const A extends string>(action: A) =>
-  HttpApiEndpoint.post(action, `/api-job-lifecycle/${action}`, { query: { id }, success: JobMoved, error: errors })
+  HttpApiEndpoint.post(action, `/api-job-lifecycle/${action}`, { query: { id }, success: JobMoved, error: apiErrors })
 
 export class JobLifecycleGroup extends HttpApiGroup.make("jobLifecycle").add(
   jobAction("start"),
@@ -38,7 +37,7 @@ const OperationMoved = okEnvelope(Schema.Struct({
 }))
 
 const operationAction = <const A extends string>(action: A, query: Record<string, Schema.Top>) =>
-  HttpApiEndpoint.post(action, `/api-operation-lifecycle/${action}`, { query, success: OperationMoved, error: errors })
+  HttpApiEndpoint.post(action, `/api-operation-lifecycle/${action}`, { query, success: OperationMoved, error: apiErrors })
 
 // spec 4.5: start and resume take the operator whose time entry opens
 const withUser = { id, user_id: Schema.optionalKey(id) }

@@ -1,6 +1,5 @@
 // /api-webhooks (spec 2.7, 4.9; DECISIONS: Webhooks) and /api-webhook-logs (read-only), plus our
 // POST /api-webhooks/test?id= and POST /api-webhook-logs/redeliver?id= (docs/DECISIONS.md).
-// api.ts imports this file, so the shared `crud` helper is passed in (no import cycle).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import {
@@ -13,48 +12,41 @@ import {
   WebhookPatch,
   WebhookWithSecret
 } from "@mes/domain"
-import type { crud } from "./api.ts"
 import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
+  apiErrors,
+  crud,
   idQuery,
   listQuery,
   many,
-  NotFoundError,
   okEnvelope,
-  one,
-  UnauthorizedError,
-  ValidationError
+  one
 } from "./envelope.ts"
 
 export { webhookListSpec, webhookLogListSpec }
 
-const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
 
 const Queued = okEnvelope(DeliveryQueued)
 
 /** Create answers the secret twice: in `data.webhook` and as `data.secret` (DECISIONS). */
 const WebhookCreated = okEnvelope(Schema.Struct({ webhook: WebhookWithSecret, secret: Schema.String }))
 
-export const webhooksGroup = (make: typeof crud) =>
-  make("webhooks", "/api-webhooks", {
-    singular: "webhook",
-    plural: "webhooks",
-    record: Webhook,
-    list: webhookListSpec,
-    create: WebhookCreate,
-    createdSuccess: WebhookCreated,
-    patch: WebhookPatch
-  }).add(
-    HttpApiEndpoint.post("test", "/api-webhooks/test", { query: idQuery, success: Queued, error: errors })
-  )
+export class WebhooksGroup extends crud("webhooks", "/api-webhooks", {
+  singular: "webhook",
+  plural: "webhooks",
+  record: Webhook,
+  list: webhookListSpec,
+  create: WebhookCreate,
+  createdSuccess: WebhookCreated,
+  patch: WebhookPatch
+}).add(
+  HttpApiEndpoint.post("test", "/api-webhooks/test", { query: idQuery, success: Queued, error: apiErrors })
+) {}
 
 export class WebhookLogsGroup extends HttpApiGroup.make("webhookLogs").add(
   HttpApiEndpoint.get("list", "/api-webhook-logs", {
     query: listQuery(webhookLogListSpec),
     success: [many("webhook_logs", WebhookLog), one("webhook_log", WebhookLog)],
-    error: errors
+    error: apiErrors
   }),
-  HttpApiEndpoint.post("redeliver", "/api-webhook-logs/redeliver", { query: idQuery, success: Queued, error: errors })
+  HttpApiEndpoint.post("redeliver", "/api-webhook-logs/redeliver", { query: idQuery, success: Queued, error: apiErrors })
 ) {}

@@ -2,7 +2,7 @@
 // document, the docs page and the typed client are generated from it; the server routes by it.
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { BatchLifecycleGroup, batchesGroup, timeEntriesGroup } from "./api-batches.ts"
+import { BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup } from "./api-batches.ts"
 import { JobLifecycleGroup, OperationLifecycleGroup } from "./api-lifecycle.ts"
 import {
   batchListSpec,
@@ -33,27 +33,18 @@ import {
   timeEntryListSpec
 } from "@mes/domain"
 import {
-  BadRequestError,
-  ConflictError,
+  apiErrors,
   created,
-  Deleted,
-  ForbiddenError,
-  idQuery,
+  crud,
   listQuery,
-  many,
-  NotFoundError,
-  okEnvelope,
-  one,
-  UnauthorizedError,
-  ValidationError
+  okEnvelope
 } from "./envelope.ts"
 import { IssuesGroup } from "./api-issues.ts"
-import { substepListSpec, substepsGroup } from "./api-substeps.ts"
-import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, webhooksGroup } from "./api-webhooks.ts"
+import { substepListSpec, SubstepsGroup } from "./api-substeps.ts"
+import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
 export const BASE_PATH = "/functions/v1"
 
-const errors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
 
 const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated"]), id: Schema.String, external_id: Schema.String }))
 const BulkSyncResult = okEnvelope(Schema.Struct({
@@ -85,43 +76,12 @@ const JobCreated = okEnvelope(Schema.Struct({
   }))
 }))
 
-/** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
-export const crud = <const G extends string, const P extends `/${string}`>(
-  group: G,
-  path: P,
-  o: {
-    singular: string
-    plural: string
-    record: Schema.Top
-    listRecord?: Schema.Top
-    readRecord?: Schema.Top
-    list: Parameters<typeof listQuery>[0]
-    create: Schema.Top
-    createdSuccess?: Schema.Top
-    patch: Schema.Top
-  }
-) =>
-  HttpApiGroup.make(group).add(
-    HttpApiEndpoint.get("list", path, {
-      query: listQuery(o.list),
-      success: [many(o.plural, o.listRecord ?? o.record), one(o.singular, o.readRecord ?? o.record)],
-      error: errors
-    }),
-    HttpApiEndpoint.post("create", path, {
-      payload: o.create as Schema.Codec<unknown, unknown>,
-      success: created(o.createdSuccess ?? one(o.singular, o.record)),
-      error: errors
-    }),
-    HttpApiEndpoint.patch("update", path, { query: idQuery, payload: o.patch as Schema.Codec<unknown, unknown>, success: one(o.singular, o.record), error: errors }),
-    HttpApiEndpoint.delete("remove", path, { query: idQuery, success: Deleted, error: errors })
-  )
-
 const syncEndpoints = <const P extends `/${string}`>(path: P, record: Schema.Top, bulkKeys: ReadonlyArray<string>) => [
-  HttpApiEndpoint.put("sync", `${path}/sync`, { payload: record as Schema.Codec<unknown, unknown>, success: [SyncResult, created(SyncResult)], error: errors }),
+  HttpApiEndpoint.put("sync", `${path}/sync`, { payload: record as Schema.Codec<unknown, unknown>, success: [SyncResult, created(SyncResult)], error: apiErrors }),
   HttpApiEndpoint.post("bulkSync", `${path}/bulk-sync`, {
     payload: Schema.Struct(Object.fromEntries(bulkKeys.map((k) => [k, Schema.optionalKey(Schema.Array(record))]))) as unknown as Schema.Codec<unknown, unknown>,
     success: BulkSyncResult,
-    error: errors
+    error: apiErrors
   })
 ] as const
 
@@ -173,10 +133,6 @@ export class ProfilesGroup extends crud("profiles", "/api-profiles", {
   patch: ProfilePatch
 }) {}
 
-export class SubstepsGroup extends substepsGroup(crud) {}
-export class WebhooksGroup extends webhooksGroup(crud) {}
-export class BatchesGroup extends batchesGroup(crud) {}
-export class TimeEntriesGroup extends timeEntriesGroup(crud) {}
 
 export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)

@@ -1,6 +1,6 @@
 // Response envelopes of spec 4.0 / 7.1 and DECISIONS, as schemas for the OpenAPI document and the typed client.
 import { Schema } from "effect"
-import { HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import type { FilterKind, ListSpec } from "@mes/domain"
 
 export const Pagination = Schema.Struct({ limit: Schema.Int, offset: Schema.Int, total: Schema.Int })
@@ -67,3 +67,37 @@ export const listQuery = (spec: ListSpec<Record<string, FilterKind>, string>) =>
 export const idQuery = { id: Schema.String.check(Schema.isUUID()) }
 
 export const created = <S extends Schema.Top>(s: S) => s.pipe(HttpApiSchema.status(201))
+
+/** The errors every endpoint may answer, in the spec 7.1 envelope. */
+export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
+
+/** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
+export const crud = <const G extends string, const P extends `/${string}`>(
+  group: G,
+  path: P,
+  o: {
+    singular: string
+    plural: string
+    record: Schema.Top
+    listRecord?: Schema.Top
+    readRecord?: Schema.Top
+    list: Parameters<typeof listQuery>[0]
+    create: Schema.Top
+    createdSuccess?: Schema.Top
+    patch: Schema.Top
+  }
+) =>
+  HttpApiGroup.make(group).add(
+    HttpApiEndpoint.get("list", path, {
+      query: listQuery(o.list),
+      success: [many(o.plural, o.listRecord ?? o.record), one(o.singular, o.readRecord ?? o.record)],
+      error: apiErrors
+    }),
+    HttpApiEndpoint.post("create", path, {
+      payload: o.create as Schema.Codec<unknown, unknown>,
+      success: created(o.createdSuccess ?? one(o.singular, o.record)),
+      error: apiErrors
+    }),
+    HttpApiEndpoint.patch("update", path, { query: idQuery, payload: o.patch as Schema.Codec<unknown, unknown>, success: one(o.singular, o.record), error: apiErrors }),
+    HttpApiEndpoint.delete("remove", path, { query: idQuery, success: Deleted, error: apiErrors })
+  )
