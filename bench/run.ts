@@ -778,17 +778,30 @@ const packageVersion = (from: string, name: string) => {
 }
 
 /**
- * A fingerprint of the code under test: HEAD, the diff against it and the untracked files. Others edit the same
- * working tree, and every run starts a fresh server from it, so a change in the middle of a recording is flagged.
+ * A fingerprint of the code under test: the contents of every file (tracked or untracked, not ignored) under
+ * packages/, bench/*.ts and the lockfile. Others edit the same working tree, and every run starts a fresh server
+ * from it, so a change in the middle of a recording is flagged. Commits alone do not change it.
  */
 const treeState = () => {
-  const parts = [git("rev-parse", "HEAD"), git("diff", "HEAD"), git("status", "--porcelain")]
-  return parts.some((p) => p === undefined) ? undefined : createHash("sha256").update(parts.join("\0")).digest("hex").slice(0, 12)
+  const files = git("ls-files", "--cached", "--others", "--exclude-standard", "--", "packages", "bench/*.ts", "pnpm-lock.yaml")
+  if (files === undefined) return undefined
+  const hash = createHash("sha256")
+  for (const file of [...new Set(files.split("\n").filter((f) => f !== ""))].sort()) {
+    hash.update(file + "\0")
+    try {
+      hash.update(readFileSync(join(root, file)))
+    } catch {
+      hash.update("(missing)")
+    }
+    hash.update("\0")
+  }
+  return hash.digest("hex").slice(0, 12)
 }
 
 const main = async () => {
   const started = new Date()
   const treeAtStart = treeState()
+  const commitAtStart = git("rev-parse", "HEAD")
   const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100)
   const results: Array<RunResult> = []
   for (let round = 1; round <= rounds; round++) {
@@ -882,6 +895,7 @@ const main = async () => {
     },
     git: {
       commit,
+      ...(commitAtStart === commit ? {} : { commitAtStart }),
       dirtyFiles: dirty === undefined ? undefined : dirty.split("\n").filter((l) => l !== "").length,
       treeAtStart,
       treeAtEnd,
