@@ -1,0 +1,86 @@
+// Store-level guarantees on the real driver (PGlite, or PostgreSQL with DATABASE_URL): migrations
+// apply once, a transaction that fails halfway leaves nothing, guarded moves have one winner.
+import { Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CurrentTenant, Jobs, DomainLive, Tenants, UrlGuard } from "@mes/domain"
+import { migrate, splitStatements, StoresPg, testDatabase } from "../src/index.ts"
+
+let scope: Scope.Closeable
+let run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  const app = DomainLive.pipe(
+    Layer.provideMerge(StoresPg),
+    Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
+    Layer.provideMerge(testDatabase())
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
+  run = (effect) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<any, any>)
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, CurrentTenant, { id: tenantId, plan: "free", via: "api_key" })
+
+describe("splitStatements", () => {
+  it("splits on semicolons outside quotes, dollar-quoted bodies and comments", () => {
+    const sql = `CREATE TABLE a (x text DEFAULT 'a;b'); -- c;d
+      /* e; f */ CREATE FUNCTION f() RETURNS int AS $body$ BEGIN RETURN 1; END $body$ LANGUAGE plpgsql;
+      SELECT "weird;name" FROM a;`
+    const parts = splitStatements(sql)
+    expect(parts).toHaveLength(3)
+    expect(parts[0]).toContain("'a;b'")
+    expect(parts[1]).toContain("RETURN 1; END")
+    expect(parts[2]).toContain(`"weird;name"`)
+  })
+
+  it("drops empty and comment-only statements", () => {
+    expect(splitStatements("-- only a comment\n;  ;\nSELECT 1;")).toEqual(["SELECT 1"])
+  })
+})
+
+describe("migrations", () => {
+  it("a second run applies nothing", async () => {
+    expect(await run(migrate)).toEqual([])
+  })
+})
+
+describe("transactions", () => {
+  it("a job create that fails halfway (after the job and parts rows) leaves nothing written", async () => {
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Tx" })))
+    // the domain accepts the input; a temporary CHECK makes the database refuse the third statement
+    // of the nested insert (operations), after the job and part rows went in
+    await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql`ALTER TABLE operations ADD CONSTRAINT tmp_no_x CHECK (operation_name <> 'explode')`
+    }))
+    const exit = await run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: "TX-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "explode", sequence: 1 }] }] })
+    ))))
+    expect(Exit.isFailure(exit)).toBe(true)
+    const counts = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql`ALTER TABLE operations DROP CONSTRAINT tmp_no_x`
+      const [row] = yield* sql<{ jobs: number; parts: number; events: number; counted: number }>`
+        SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id}) AS jobs,
+               (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id}) AS parts,
+               (SELECT count(*)::int FROM outbox WHERE tenant_id = ${tenant.id}) AS events,
+               (SELECT current_month_parts FROM tenants WHERE id = ${tenant.id}) AS counted`
+      return row!
+    }))
+    expect(counts).toEqual({ jobs: 0, parts: 0, events: 0, counted: 0 })
+  })
+
+  it("guarded moves: of 10 concurrent starts exactly one succeeds", async () => {
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Race" })))
+    const job = await run(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: "R-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
+    )))
+    const exits = await Promise.all(Array.from({ length: 10 }, () =>
+      run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) => jobs.transition(job.id, "start")))))
+    ))
+    expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+  })
+})
