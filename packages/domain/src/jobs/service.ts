@@ -97,11 +97,17 @@ export class Jobs extends Context.Service<Jobs, {
         const refs = [...plan.refs]
         if (decoded.current_cell_id != null) refs.push({ table: "cells", id: decoded.current_cell_id, path: ["current_cell_id"] })
         const refDetails = yield* checkReferences("job", input, refs)
-        if (yield* store.numberTaken(tenant.id, decoded.job_number)) return yield* jobNumberConflict(decoded.job_number)
-        yield* failIfAny("job", [...plan.details, ...refDetails])
+        const details = [...plan.details, ...refDetails]
+        // spec 7.4: a taken job_number is 409 before any 422; on a clean body the unique index answers it
+        if (details.length > 0 && (yield* store.numberTaken(tenant.id, decoded.job_number))) {
+          return yield* jobNumberConflict(decoded.job_number)
+        }
+        yield* failIfAny("job", details)
         const { parts: _parts, ...jobFields } = decoded
         return yield* tx.transaction(Effect.gen(function*() {
-          const created = yield* store.insertNested({ ...jobFields, id: jobId, tenant_id: tenant.id }, plan.parts, plan.operations)
+          const created = yield* store.insertNested({ ...jobFields, id: jobId, tenant_id: tenant.id }, plan.parts, plan.operations).pipe(
+            Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e))
+          )
           yield* tenants.countParts(tenant.id, plan.parts.length)
           const detail = assemble(created.job, created.parts, created.operations)
           yield* emit([jobEvent("job.created", detail), ...created.parts.map((p) => partEvent("part.created", p))])
