@@ -4,10 +4,14 @@
 //   pnpm bench --db pglite --scenario list --duration 5 --connections 10
 //   pnpm bench --rounds 3 --wait-idle 60 --label skeleton   # → bench/results/<date>-skeleton.json
 //   pnpm bench --scenario lifecycle --rounds 3 --wait-idle 60 --label lifecycle
+//   pnpm bench --scenario webhooks --rounds 3 --wait-idle 60 --webhook-poll default,50ms --label webhooks
 //
-// Options: --db pglite|postgres|all  --scenario create|list|lifecycle|all (default create,list)
+// Options: --db pglite|postgres|all
+//   --scenario create|list|lifecycle|webhook-throughput|webhook-lag|webhooks|all (default create,list;
+//     webhooks = both webhook scenarios; all = every scenario)
 //   --duration 10  --warmup 2  --connections 10  --rounds 1 (db order alternates A B / B A)
 //   --seed 200  --lifecycle-rate 600  --wait-idle 0
+//   --webhooks 4  --webhook-events 2500  --webhook-rates 50,200  --webhook-poll default[,50ms]
 //   --database-url <admin url, loopback only>  --pglite-dir memory|temp  --pg-pool 10
 //   --out <file> | --label <name> | --no-write
 //
@@ -22,8 +26,15 @@
 //   5. (lifecycle) verifies a sample of completed operations through the API and all of them in SQL,
 //   6. stops the server process (quit on stdin, SIGKILL by pid after 10 s) and drops the database.
 // Everything is bounded: fixed durations, fixed seed counts, per-step timeouts and a global watchdog.
-// Exit code 1 when any response was non-2xx, any request errored or timed out, or (lifecycle) the
-// operations ran out or a verification failed.
+// The webhook scenarios run the dispatcher inside the server (WebhookDispatcher.layerConfig, as `mes serve`) and
+// a receiver in this process (bench/receiver.ts) that checks both signatures of every delivery:
+//   webhook-throughput: --webhook-events job.created events go straight into the outbox (SQL) while the
+//     dispatcher is stopped; then it starts, and deliveries/s = all deliveries ÷ (last arrival − start);
+//   webhook-lag: POST /api-jobs (1 × 1 × 1) at each --webhook-rates events/s, open loop, for --duration s after
+//     --warmup s; lag = arrival − the event's `timestamp`, p50/p99/max; once per --webhook-poll value.
+//   Both require every delivery to arrive once and be recorded `succeeded` after one attempt.
+// Exit code 1 when any response was non-2xx, any request errored or timed out, (lifecycle) the
+// operations ran out or a verification failed, or (webhooks) a delivery was missing, duplicated, malformed or failed.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -37,6 +48,7 @@ import autocannon from "autocannon"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Db } from "@mes/adapters-pg"
+import { type Receiver, startReceiver } from "./receiver.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, "..")
@@ -53,6 +65,10 @@ const { values: opt } = parseArgs({
     connections: { type: "string", default: "10" },
     seed: { type: "string", default: "200" }, // jobs seeded before every run (list needs ≥ 100)
     "lifecycle-rate": { type: "string", default: "600" }, // lifecycle: cycles/s the seed is sized for (never run out)
+    webhooks: { type: "string", default: "4" }, // webhook scenarios: webhooks registered, each subscribed to job.created
+    "webhook-events": { type: "string", default: "2500" }, // webhook-throughput: events in the burst
+    "webhook-rates": { type: "string", default: "50,200" }, // webhook-lag: events/s
+    "webhook-poll": { type: "string", default: "default" }, // webhook-lag: MES_WEBHOOK_POLL_INTERVAL values (default = unset)
     rounds: { type: "string", default: "1" }, // repetitions; db order alternates (A B, B A, …)
     "database-url": { type: "string" }, // admin URL; default DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
     "pglite-dir": { type: "string", default: "memory" }, // memory | temp
@@ -83,9 +99,16 @@ const int = (name: string, raw: string, min: number, max: number) => {
 }
 
 type DbKind = "pglite" | "postgres"
-type Scenario = "create" | "list" | "lifecycle"
+type Scenario = "create" | "list" | "lifecycle" | WebhookScenario
+type WebhookScenario = "webhook-throughput" | "webhook-lag"
+const isWebhook = (s: Scenario): s is WebhookScenario => s === "webhook-throughput" || s === "webhook-lag"
 const dbs = list<DbKind>(opt.db!, ["pglite", "postgres"], "db")
-const scenarios = list<Scenario>(opt.scenario!, ["create", "list", "lifecycle"], "scenario")
+// `webhooks` stands for both webhook scenarios
+const scenarios = [...new Set(list<Scenario>(
+  opt.scenario!.split(",").flatMap((s) => (s.trim() === "webhooks" ? ["webhook-throughput", "webhook-lag"] : [s])).join(","),
+  ["create", "list", "lifecycle", "webhook-throughput", "webhook-lag"],
+  "scenario"
+))]
 const duration = int("duration", opt.duration!, 1, 600)
 const warmup = int("warmup", opt.warmup!, 0, 60)
 const connections = int("connections", opt.connections!, 1, 1000)
@@ -94,6 +117,13 @@ const rounds = int("rounds", opt.rounds!, 1, 50)
 const pgPool = int("pg-pool", opt["pg-pool"]!, 1, 90)
 const waitIdle = int("wait-idle", opt["wait-idle"]!, 0, 600)
 const lifecycleRate = int("lifecycle-rate", opt["lifecycle-rate"]!, 1, 100_000)
+const webhookCount = int("webhooks", opt.webhooks!, 1, 50)
+const webhookEvents = int("webhook-events", opt["webhook-events"]!, 1, 200_000)
+const webhookRates = opt["webhook-rates"]!.split(",").map((r) => int("webhook-rates", r.trim(), 1, 5_000))
+const webhookPolls = opt["webhook-poll"]!.split(",").map((p) => p.trim()).filter((p) => p !== "")
+for (const p of webhookPolls) {
+  if (p !== "default" && !/^\d+(ms|s)$/.test(p)) throw new Error(`--webhook-poll takes default or values like 50ms, 1s; got ${p}`)
+}
 if (scenarios.includes("list") && seedJobs < 200) throw new Error("--seed must be ≥ 200 for the list scenario")
 const adminUrl = opt["database-url"] ?? (process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test")
 {
@@ -189,6 +219,7 @@ interface Server {
   readonly child: ChildProcess
   readonly url: string
   readonly key: string
+  readonly tenant: string
   readonly command: (cmd: string) => Promise<Record<string, unknown>>
   readonly stop: () => Promise<void>
   readonly stderrTail: () => string
@@ -196,14 +227,19 @@ interface Server {
 
 const live = new Set<ChildProcess>()
 
-const startServer = async (db: DbKind, pgUrl?: string): Promise<Server> => {
+const startServer = async (db: DbKind, pgUrl?: string, extraEnv: Record<string, string> = {}): Promise<Server> => {
   const args = ["--import", "tsx", "--conditions=development", join(here, "server.ts"), "--db", db]
   if (db === "postgres") args.push("--url", pgUrl!, "--max-connections", String(pgPool))
   else args.push("--data-dir", opt["pglite-dir"]!)
   // process.execPath is the node binary itself, so child.pid is the server (no npx/tsx wrapper in between)
   const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, MES_LOG_REQUESTS: "false" },
+    // the dispatcher's settings come only from the runner (webhook scenarios), never from the caller's shell
+    env: {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("MES_WEBHOOK_"))),
+      MES_LOG_REQUESTS: "false",
+      ...extraEnv
+    },
     stdio: ["pipe", "pipe", "pipe"]
   })
   live.add(child)
@@ -249,7 +285,7 @@ const startServer = async (db: DbKind, pgUrl?: string): Promise<Server> => {
       await withTimeout("server kill", 10_000, exited)
     }
   }
-  return { child, url: String(ready.url), key: String(ready.key), command, stop, stderrTail: () => stderr }
+  return { child, url: String(ready.url), key: String(ready.key), tenant: String(ready.tenant), command, stop, stderrTail: () => stderr }
 }
 
 // --- direct HTTP (seeding and shape checks)
@@ -735,12 +771,414 @@ const runOne = async (round: number, db: DbKind, scenario: Scenario): Promise<Ru
 }
 
 // ---------------------------------------------------------------------------------------------
+// webhook scenarios: the dispatcher inside the server delivering to a receiver in this process
+
+/** One webhook run: a scenario with its poll interval (and, for lag, its event rate). */
+interface Case {
+  readonly scenario: Scenario
+  /** MES_WEBHOOK_POLL_INTERVAL for the server, "default" = unset (the dispatcher's 250 ms) */
+  readonly poll?: string
+  /** webhook-lag: events per second */
+  readonly rate?: number
+}
+const cases: ReadonlyArray<Case> = scenarios.flatMap((scenario): Array<Case> =>
+  scenario === "webhook-lag"
+    ? webhookPolls.flatMap((poll) => webhookRates.map((rate) => ({ scenario, poll, rate })))
+    : scenario === "webhook-throughput"
+    ? [{ scenario, poll: "default" }]
+    : [{ scenario }]
+)
+const pollEnv = (poll: string | undefined): Record<string, string> =>
+  poll === undefined || poll === "default" ? {} : { MES_WEBHOOK_POLL_INTERVAL: poll }
+
+/** The small nested create of the webhook scenarios: 1 job × 1 part × 1 operation (one job.created, one part.created). */
+const smallJob = (jobNumber: string) => ({
+  job_number: jobNumber,
+  customer: "Bench Customer",
+  parts: [{ part_number: "P-1", quantity: 2, operations: [{ operation_name: "Op 1", sequence: 1 }] }]
+})
+
+interface Stats {
+  n: number
+  min: number | null
+  p50: number | null
+  p90: number | null
+  p99: number | null
+  max: number | null
+  avg: number | null
+}
+const stats = (xs: ReadonlyArray<number>): Stats => {
+  const s = [...xs].sort((a, b) => a - b)
+  const r1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10)
+  return {
+    n: s.length,
+    min: r1(s[0] ?? null),
+    p50: r1(percentile(s, 50)),
+    p90: r1(percentile(s, 90)),
+    p99: r1(percentile(s, 99)),
+    max: r1(s[s.length - 1] ?? null),
+    avg: r1(s.length === 0 ? null : s.reduce((a, x) => a + x, 0) / s.length)
+  }
+}
+
+interface WebhookRun {
+  round: number
+  db: DbKind
+  scenario: WebhookScenario
+  poll: string
+  webhooks: number
+  /** webhook-throughput */
+  throughput?: {
+    events: number
+    expected: number
+    /** expected ÷ (last arrival − dispatcher start) */
+    deliveriesPerSec: number
+    /** expected ÷ (last delivery recorded succeeded − dispatcher start), from webhook_deliveries.updated_at */
+    recordedPerSec: number
+    /** between the 10th and the 90th percentile of arrivals (no start-up, no tail) */
+    steadyPerSec: number
+    firstArrivalMs: number
+    lastArrivalMs: number
+    lastRecordedMs: number
+    outboxInsertMs: number
+    /** arrivals in each 500 ms after the dispatcher started */
+    arrivalsPer500Ms: Array<number>
+  }
+  /** webhook-lag */
+  lag?: {
+    rate: number
+    /** creates sent in the measured phase, and how many answered 201 */
+    sent: number
+    created: number
+    achievedPerSec: number
+    /** sends that left more than 5 ms after their slot (the API or the event loop fell behind) */
+    late: number
+    expected: number
+    /** arrival − event timestamp, ms, over the measured deliveries */
+    lagMs: Stats
+    /** the same, only the first delivery (of the webhooks) of each event */
+    firstLagMs: Stats
+    apiMs: Stats
+    apiNon201: number
+    apiSamples: Array<string>
+    check: { lagMs: Array<number> }
+    warmup: { sent: number; created: number }
+    /** from the start of the measured phase, per second: deliveries of measured events that arrived, and their p50 lag */
+    perSecond: Array<{ arrived: number; lagP50Ms: number | null }>
+  }
+  receiver: {
+    deliveries: number
+    distinct: number
+    duplicates: number
+    signaturesOk: number
+    problems: number
+    problemSamples: Array<string>
+    strays: number
+    bodyBytes: Stats
+  }
+  server: Record<string, unknown>
+  dispatcherEnv: Record<string, unknown>
+  setupMs: { start: number; seed: number; analyze: number }
+  cpuBusyBefore: number
+  /** anything that makes the run invalid (the run then exits 1) */
+  problems: Array<string>
+}
+
+/** Registers `count` webhooks at the receiver (/hook/<i>), each subscribed to job.created, and keeps their secrets. */
+const registerWebhooks = async (srv: Server, receiver: Receiver, count: number) => {
+  const ids: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const r = await http(srv, "POST", "/api-webhooks", { url: `http://127.0.0.1:${receiver.port}/hook/${i}`, events: ["job.created"] })
+    const d = r.status === 201 ? r.json().data : undefined
+    if (typeof d?.webhook?.id !== "string" || typeof d?.secret !== "string" || d.secret === "") {
+      throw new Error(`POST /api-webhooks answered ${r.status}: ${r.text.slice(0, 500)}`)
+    }
+    receiver.secrets[i] = d.secret
+    ids.push(d.webhook.id)
+  }
+  return ids
+}
+
+/**
+ * Waits until `expected` deliveries have arrived: at most `ms`, and only until nothing arrived for 2 s while the
+ * server has nothing left to send (then some are missing). The server is asked only after such a pause, so
+ * polling it does not compete with the dispatcher.
+ */
+const arrived = async (srv: Server, receiver: Receiver, expected: number, ms: number) => {
+  const until = Date.now() + ms
+  let seen = -1
+  let quietSince = Date.now()
+  while (Date.now() < until) {
+    if (await receiver.waitFor(expected, 500)) return true
+    if (receiver.deliveries.length !== seen) {
+      seen = receiver.deliveries.length
+      quietSince = Date.now()
+    } else if (Date.now() - quietSince >= 2_000) {
+      const st = await srv.command("webhooks")
+      if (Number(st.pending) === 0 && Number(st.outbox_undispatched) === 0 && receiver.deliveries.length === seen) return false
+      quietSince = Date.now()
+    }
+  }
+  return receiver.deliveries.length >= expected
+}
+
+/** Polls the server until no delivery is pending (or `ms` passed); returns the last status. */
+const drained = async (srv: Server, expected: number, ms: number): Promise<Record<string, unknown>> => {
+  const until = Date.now() + ms
+  for (;;) {
+    const st = await srv.command("webhooks")
+    const done = Number(st.pending) === 0 && Number(st.deliveries) >= expected && Number(st.outbox_undispatched) === 0
+    if (done || Date.now() > until) return { ...st, drained: done }
+    await sleep(200)
+  }
+}
+
+/** The checks common to both webhook scenarios: every delivery arrived once, well-formed, and succeeded in SQL. */
+const webhookProblems = (receiver: Receiver, st: Record<string, unknown>, expected: number) => {
+  const problems: Array<string> = []
+  const distinct = new Set(receiver.deliveries.map((d) => d.deliveryId)).size
+  if (receiver.deliveries.length !== expected) problems.push(`received ${receiver.deliveries.length} deliveries, expected ${expected}`)
+  if (distinct !== receiver.deliveries.length) problems.push(`${receiver.deliveries.length - distinct} duplicate deliveries`)
+  if (receiver.problems > 0) problems.push(`${receiver.problems} malformed deliveries: ${receiver.problemSamples.join(" | ")}`)
+  if (receiver.strays > 0) problems.push(`${receiver.strays} stray requests at the receiver`)
+  if (st.drained !== true) problems.push(`not drained: ${Number(st.pending)} pending, ${Number(st.outbox_undispatched)} outbox rows undispatched`)
+  if (Number(st.deliveries) !== expected || Number(st.succeeded) !== expected) {
+    problems.push(`webhook_deliveries: ${Number(st.deliveries)} rows, ${Number(st.succeeded)} succeeded, expected ${expected}`)
+  }
+  if (Number(st.failed) > 0 || Number(st.logs_not_succeeded) > 0) {
+    problems.push(`${Number(st.failed)} failed deliveries, ${Number(st.logs_not_succeeded)} unsuccessful attempts: ${JSON.stringify(st.error_samples)}`)
+  }
+  if (Number(st.not_one_attempt) > 0) problems.push(`${Number(st.not_one_attempt)} deliveries took more than one attempt`)
+  return { problems, distinct }
+}
+
+const receiverSummary = (receiver: Receiver, distinct: number): WebhookRun["receiver"] => ({
+  deliveries: receiver.deliveries.length,
+  distinct,
+  duplicates: receiver.deliveries.length - distinct,
+  signaturesOk: receiver.signaturesOk,
+  problems: receiver.problems,
+  problemSamples: receiver.problemSamples,
+  strays: receiver.strays,
+  bodyBytes: stats(receiver.deliveries.map((d) => d.bytes))
+})
+
+/**
+ * Sends `n` small nested creates at `rate` per second, open loop: create i leaves at t0 + i/rate whether or
+ * not earlier ones have answered (at most 256 in flight; past that it waits, and the send counts as late).
+ */
+const produce = async (srv: Server, rate: number, n: number, prefix: string, out: { api: Array<number>; non201: number; samples: Array<string>; late: number; created: number }) => {
+  const inFlight = new Set<Promise<void>>()
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) {
+    const due = t0 + i * 1000 / rate
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    while (inFlight.size >= 256) await Promise.race(inFlight)
+    if (performance.now() - due > 5) out.late++
+    const started = performance.now()
+    const p = http(srv, "POST", "/api-jobs", smallJob(`${prefix}-${runId}-${String(i).padStart(6, "0")}`)).then(
+      (r) => {
+        out.api.push(performance.now() - started)
+        if (r.status === 201) out.created++
+        else {
+          out.non201++
+          if (out.samples.length < 3) out.samples.push(`${r.status}: ${r.text.slice(0, 300)}`)
+        }
+      },
+      (e) => {
+        out.non201++
+        if (out.samples.length < 3) out.samples.push(`error: ${String(e)}`)
+      }
+    ).finally(() => inFlight.delete(p))
+    inFlight.add(p)
+  }
+  await Promise.all(inFlight)
+  return (performance.now() - t0) / 1000
+}
+
+const runWebhooks = async (round: number, db: DbKind, c: Case): Promise<WebhookRun> => {
+  const scenario = c.scenario as WebhookScenario
+  const poll = c.poll ?? "default"
+  let database: { name: string; url: string } | undefined
+  let server: Server | undefined
+  let receiver: Receiver | undefined
+  try {
+    const t0 = performance.now()
+    if (db === "postgres") database = await createDatabase()
+    server = await startServer(db, database?.url, pollEnv(poll))
+    const srv = server
+    const t1 = performance.now()
+    // the same seed as the other scenarios, then ANALYZE (never on empty tables). No webhook exists yet, so the
+    // seed's events are marked dispatched: a dispatcher would have fanned them out to nobody.
+    await seed(srv, seedJobs)
+    await srv.command("outbox done")
+    const t2 = performance.now()
+    receiver = await startReceiver(srv.tenant)
+    const rcv = receiver
+    await registerWebhooks(srv, rcv, webhookCount)
+
+    if (scenario === "webhook-throughput") {
+      // a real job.created payload to copy, then the burst straight into the outbox while the dispatcher is stopped
+      const r = await http(srv, "POST", "/api-jobs", smallJob(`WH-TEMPLATE-${runId}`))
+      if (r.status !== 201) throw new Error(`POST /api-jobs answered ${r.status}: ${r.text.slice(0, 500)}`)
+      const burst = await srv.command(`outbox ${webhookEvents}`)
+      const events = Number(burst.job_created_undispatched)
+      const expected = events * webhookCount
+      await srv.command("analyze")
+      const t3 = performance.now()
+      const busyBefore = await settle(waitIdle)
+      if (busyBefore > 0.2) log(`warning: machine ${Math.round(busyBefore * 100)}% busy before measuring (other processes)`)
+      log(`${db}/${scenario} round ${round}: ${events} events × ${webhookCount} webhooks = ${expected} deliveries, starting the dispatcher`)
+      const started = await srv.command("dispatcher start")
+      const startedAt = Number(started.started_at_ms)
+      const all = await arrived(srv, rcv, expected, 180_000)
+      if (!all) log(`${db}/${scenario}: only ${rcv.deliveries.length} of ${expected} deliveries arrived`)
+      const st = await drained(srv, expected, 60_000)
+      await sleep(500) // anything still arriving (a duplicate) is counted
+      await srv.command("dispatcher stop")
+      const { problems, distinct } = webhookProblems(rcv, st, expected)
+      const arrivals = rcv.deliveries.map((d) => d.arrivalMs).sort((a, b) => a - b)
+      const last = arrivals[arrivals.length - 1] ?? NaN
+      const a10 = arrivals[Math.floor(arrivals.length * 0.1)] ?? NaN
+      const a90 = arrivals[Math.floor(arrivals.length * 0.9)] ?? NaN
+      const perSec = (n: number, ms: number) => Math.round(n / (ms / 1000) * 10) / 10
+      const result: WebhookRun = {
+        round,
+        db,
+        scenario,
+        poll,
+        webhooks: webhookCount,
+        throughput: {
+          events,
+          expected,
+          deliveriesPerSec: perSec(rcv.deliveries.length, last - startedAt),
+          recordedPerSec: perSec(Number(st.succeeded), Number(st.last_succeeded_ms) - startedAt),
+          steadyPerSec: perSec(Math.floor(arrivals.length * 0.9) - Math.floor(arrivals.length * 0.1), a90 - a10),
+          firstArrivalMs: (arrivals[0] ?? NaN) - startedAt,
+          lastArrivalMs: last - startedAt,
+          lastRecordedMs: Math.round(Number(st.last_succeeded_ms) - startedAt),
+          outboxInsertMs: Number(burst.ms),
+          arrivalsPer500Ms: arrivals.reduce((acc: Array<number>, a) => {
+            const i = Math.max(0, Math.floor((a - startedAt) / 500))
+            while (acc.length <= i) acc.push(0)
+            acc[i]!++
+            return acc
+          }, [])
+        },
+        receiver: receiverSummary(rcv, distinct),
+        server: Object.fromEntries(Object.entries(st).filter(([k]) => k !== "ok")),
+        dispatcherEnv: started.env as Record<string, unknown>,
+        setupMs: { start: Math.round(t1 - t0), seed: Math.round(t2 - t1), analyze: Math.round(t3 - t2) },
+        cpuBusyBefore: busyBefore,
+        problems
+      }
+      const tp = result.throughput!
+      log(
+        `${db}/${scenario} round ${round}: ${tp.deliveriesPerSec} deliveries/s (received), ${tp.recordedPerSec}/s (recorded), steady ${tp.steadyPerSec}/s,` +
+          ` first after ${tp.firstArrivalMs} ms, signatures ok ${rcv.signaturesOk}/${rcv.deliveries.length}` +
+          (problems.length > 0 ? `, PROBLEMS: ${problems.join("; ")}` : "")
+      )
+      return result
+    }
+
+    // webhook-lag: the dispatcher runs from the start; events come from POST /api-jobs at a fixed rate
+    const rate = c.rate!
+    await srv.command("analyze")
+    const t3 = performance.now()
+    const started = await srv.command("dispatcher start")
+    // one event by hand, end to end: all webhooks get it, well-formed
+    const check = await http(srv, "POST", "/api-jobs", smallJob(`LC-${runId}-${round}`))
+    if (check.status !== 201) throw new Error(`POST /api-jobs answered ${check.status}: ${check.text.slice(0, 500)}`)
+    if (!(await rcv.waitFor(webhookCount, 10_000))) throw new Error(`the check event reached ${rcv.deliveries.length} of ${webhookCount} webhooks within 10 s`)
+    if (rcv.problems > 0) throw new Error(`the check event's deliveries are malformed: ${rcv.problemSamples.join(" | ")}`)
+    const checkLag = rcv.deliveries.map((d) => d.arrivalMs - d.eventMs)
+    const busyBefore = await settle(waitIdle)
+    if (busyBefore > 0.2) log(`warning: machine ${Math.round(busyBefore * 100)}% busy before warm-up (other processes)`)
+    const warm = { api: [] as Array<number>, non201: 0, samples: [] as Array<string>, late: 0, created: 0 }
+    const meas = { api: [] as Array<number>, non201: 0, samples: [] as Array<string>, late: 0, created: 0 }
+    const warmN = Math.round(warmup * rate)
+    const measN = Math.round(duration * rate)
+    if (warmN > 0) await produce(srv, rate, warmN, "LW", warm)
+    log(`${db}/${scenario} round ${round}: ${rate} events/s for ${duration}s, ${webhookCount} webhooks, poll ${poll}`)
+    const measureStart = Date.now()
+    const seconds = await produce(srv, rate, measN, "LM", meas)
+    const expected = (1 + warm.created + meas.created) * webhookCount
+    const all = await arrived(srv, rcv, expected, 60_000)
+    if (!all) log(`${db}/${scenario}: only ${rcv.deliveries.length} of ${expected} deliveries arrived`)
+    const st = await drained(srv, expected, 30_000)
+    await sleep(500)
+    await srv.command("dispatcher stop")
+    const { problems, distinct } = webhookProblems(rcv, st, expected)
+    if (warm.non201 + meas.non201 > 0) problems.push(`${warm.non201 + meas.non201} creates not answered 201: ${[...warm.samples, ...meas.samples].join(" | ")}`)
+    const measured = rcv.deliveries.filter((d) => d.jobNumber.startsWith(`LM-${runId}-`))
+    const first = new Map<string, number>()
+    for (const d of measured) first.set(d.jobNumber, Math.min(first.get(d.jobNumber) ?? Infinity, d.arrivalMs - d.eventMs))
+    const lagMs = stats(measured.map((d) => d.arrivalMs - d.eventMs))
+    if (lagMs.min !== null && lagMs.min < 0) problems.push(`negative lag ${lagMs.min} ms (clock?)`)
+    const result: WebhookRun = {
+      round,
+      db,
+      scenario,
+      poll,
+      webhooks: webhookCount,
+      lag: {
+        rate,
+        sent: measN,
+        created: meas.created,
+        achievedPerSec: Math.round(measN / seconds * 10) / 10,
+        late: meas.late,
+        expected: meas.created * webhookCount,
+        lagMs,
+        firstLagMs: stats([...first.values()]),
+        apiMs: stats(meas.api),
+        apiNon201: meas.non201,
+        apiSamples: meas.samples,
+        check: { lagMs: checkLag },
+        warmup: { sent: warmN, created: warm.created },
+        perSecond: (() => {
+          const buckets: Array<Array<number>> = []
+          for (const d of measured) {
+            const i = Math.max(0, Math.floor((d.arrivalMs - measureStart) / 1000))
+            while (buckets.length <= i) buckets.push([])
+            buckets[i]!.push(d.arrivalMs - d.eventMs)
+          }
+          return buckets.map((b) => ({ arrived: b.length, lagP50Ms: percentile([...b].sort((x, y) => x - y), 50) }))
+        })()
+      },
+      receiver: receiverSummary(rcv, distinct),
+      server: Object.fromEntries(Object.entries(st).filter(([k]) => k !== "ok")),
+      dispatcherEnv: started.env as Record<string, unknown>,
+      setupMs: { start: Math.round(t1 - t0), seed: Math.round(t2 - t1), analyze: Math.round(t3 - t2) },
+      cpuBusyBefore: busyBefore,
+      problems
+    }
+    if (measured.length !== meas.created * webhookCount) problems.push(`${measured.length} measured deliveries, expected ${meas.created * webhookCount}`)
+    log(
+      `${db}/${scenario} round ${round}: ${rate}/s (achieved ${result.lag!.achievedPerSec}/s, late ${meas.late}), lag p50 ${lagMs.p50} ms, p99 ${lagMs.p99} ms,` +
+        ` max ${lagMs.max} ms (p50 in the 1st / last second ${result.lag!.perSecond[0]?.lagP50Ms} / ${result.lag!.perSecond[Math.min(duration, result.lag!.perSecond.length) - 1]?.lagP50Ms} ms);` +
+        ` API p50 ${result.lag!.apiMs.p50} ms; signatures ok ${rcv.signaturesOk}/${rcv.deliveries.length}` +
+        (problems.length > 0 ? `, PROBLEMS: ${problems.join("; ")}` : "")
+    )
+    return result
+  } catch (e) {
+    if (server !== undefined) log(`server stderr (tail):\n${server.stderrTail()}`)
+    throw e
+  } finally {
+    if (server !== undefined) await server.stop().catch((e) => log(`stop failed: ${String(e)}`))
+    if (receiver !== undefined) await receiver.close().catch((e) => log(`receiver close failed: ${String(e)}`))
+    if (database !== undefined) await dropDatabase(database.name).catch((e) => log(`drop ${database!.name} failed: ${String(e)}`))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // main
 
 const killAll = () => {
   for (const child of live) if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGKILL")
 }
-const budgetMs = rounds * dbs.length * scenarios.length * (duration + warmup + waitIdle + 300) * 1000
+// per run: its phases plus 300 s of setup and checks; webhook runs may also wait up to 240 s for deliveries
+const budgetMs = rounds * dbs.length * cases.reduce((a, c) => a + duration + warmup + waitIdle + 300 + (isWebhook(c.scenario) ? 240 : 0), 0) * 1000
 const watchdog = setTimeout(() => {
   log(`watchdog: exceeded ${budgetMs / 1000}s, killing the server and exiting`)
   killAll()
@@ -804,14 +1242,20 @@ const main = async () => {
   const commitAtStart = git("rev-parse", "HEAD")
   const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100)
   const results: Array<RunResult> = []
+  const webhookResults: Array<WebhookRun> = []
   for (let round = 1; round <= rounds; round++) {
     // interleave: A B in odd rounds, B A in even rounds (STACK.md §11: ±15 % noise between runs)
     const order = round % 2 === 1 ? dbs : [...dbs].reverse()
-    for (const db of order) for (const scenario of scenarios) results.push(await runOne(round, db, scenario))
+    for (const db of order) {
+      for (const c of cases) {
+        if (isWebhook(c.scenario)) webhookResults.push(await runWebhooks(round, db, c))
+        else results.push(await runOne(round, db, c.scenario))
+      }
+    }
   }
 
   const summary = dbs.flatMap((db) =>
-    scenarios.map((scenario) => {
+    scenarios.filter((s) => !isWebhook(s)).map((scenario) => {
       const rs = results.filter((r) => r.db === db && r.scenario === scenario)
       return {
         db,
@@ -839,6 +1283,57 @@ const main = async () => {
             }
           }
           : {})
+      }
+    })
+  )
+
+  const r1 = (x: number) => Math.round(x * 10) / 10
+  const webhookSummary = dbs.flatMap((db) =>
+    cases.filter((c) => isWebhook(c.scenario)).map((c) => {
+      const rs = webhookResults.filter((r) => r.db === db && r.scenario === c.scenario && r.poll === (c.poll ?? "default") && r.lag?.rate === c.rate)
+      const tp = rs.flatMap((r) => (r.throughput === undefined ? [] : [r.throughput]))
+      const lg = rs.flatMap((r) => (r.lag === undefined ? [] : [r.lag]))
+      return {
+        db,
+        scenario: c.scenario,
+        poll: c.poll ?? "default",
+        ...(c.rate === undefined ? {} : { rate: c.rate }),
+        webhooks: webhookCount,
+        runs: rs.length,
+        deliveries: rs.reduce((a, r) => a + r.receiver.deliveries, 0),
+        signaturesOk: rs.reduce((a, r) => a + r.receiver.signaturesOk, 0),
+        failed: rs.reduce((a, r) => a + Number(r.server.failed) + Number(r.server.logs_not_succeeded), 0),
+        maxCpuBusyBefore: Math.max(...rs.map((r) => r.cpuBusyBefore)),
+        ...(tp.length > 0
+          ? {
+            throughput: {
+              events: tp[0]!.events,
+              deliveriesPerSec: r1(median(tp.map((t) => t.deliveriesPerSec))),
+              deliveriesPerSecAll: tp.map((t) => t.deliveriesPerSec),
+              recordedPerSec: r1(median(tp.map((t) => t.recordedPerSec))),
+              steadyPerSec: r1(median(tp.map((t) => t.steadyPerSec))),
+              firstArrivalMs: median(tp.map((t) => t.firstArrivalMs))
+            }
+          }
+          : {}),
+        ...(lg.length > 0
+          ? {
+            lag: {
+              achievedPerSec: r1(median(lg.map((l) => l.achievedPerSec))),
+              p50Ms: median(lg.map((l) => l.lagMs.p50 ?? NaN)),
+              p90Ms: median(lg.map((l) => l.lagMs.p90 ?? NaN)),
+              p99Ms: median(lg.map((l) => l.lagMs.p99 ?? NaN)),
+              maxMs: median(lg.map((l) => l.lagMs.max ?? NaN)),
+              p50MsAll: lg.map((l) => l.lagMs.p50),
+              p99MsAll: lg.map((l) => l.lagMs.p99),
+              firstP50Ms: median(lg.map((l) => l.firstLagMs.p50 ?? NaN)),
+              apiP50Ms: median(lg.map((l) => l.apiMs.p50 ?? NaN)),
+              apiP99Ms: median(lg.map((l) => l.apiMs.p99 ?? NaN)),
+              late: lg.reduce((a, l) => a + l.late, 0)
+            }
+          }
+          : {}),
+        problems: rs.flatMap((r) => r.problems.map((p) => `round ${r.round}: ${p}`))
       }
     })
   )
@@ -872,6 +1367,20 @@ const main = async () => {
           }
         }
         : {}),
+      ...(scenarios.some(isWebhook)
+        ? {
+          webhooks: {
+            webhooks: webhookCount,
+            events: ["job.created"],
+            create: "1 job × 1 part × 1 operation (job.created + part.created)",
+            ...(scenarios.includes("webhook-throughput") ? { throughputEvents: webhookEvents, throughputPoll: "default" } : {}),
+            ...(scenarios.includes("webhook-lag") ? { lagRatesPerSec: webhookRates, lagPolls: webhookPolls } : {}),
+            pollDefault: "250 millis (MES_WEBHOOK_POLL_INTERVAL unset)",
+            concurrencyDefault: 32,
+            batchSizeDefault: 100
+          }
+        }
+        : {}),
       pglite: opt["pglite-dir"] === "temp" ? "temp dataDir" : "in memory",
       postgresPool: pgPool,
       waitIdleSec: waitIdle
@@ -902,14 +1411,44 @@ const main = async () => {
       changedDuringRun: treeAtStart !== treeAtEnd
     },
     summary,
-    runs: results
+    ...(webhookResults.length > 0 ? { webhookSummary } : {}),
+    runs: results,
+    ...(webhookResults.length > 0 ? { webhookRuns: webhookResults } : {})
   }
 
-  console.log("")
-  console.log("| scenario | db | req/s (median) | p50 ms | p99 ms | non-2xx | errors | runs |")
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|")
-  for (const s of summary) {
-    console.log(`| ${s.scenario} | ${s.db} | ${s.reqPerSec} | ${s.p50Ms} | ${s.p99Ms} | ${s.non2xx} | ${s.errors} | ${s.runs} |`)
+  if (summary.length > 0) {
+    console.log("")
+    console.log("| scenario | db | req/s (median) | p50 ms | p99 ms | non-2xx | errors | runs |")
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|")
+    for (const s of summary) {
+      console.log(`| ${s.scenario} | ${s.db} | ${s.reqPerSec} | ${s.p50Ms} | ${s.p99Ms} | ${s.non2xx} | ${s.errors} | ${s.runs} |`)
+    }
+  }
+  const tps = webhookSummary.filter((s) => s.throughput !== undefined)
+  if (tps.length > 0) {
+    console.log("")
+    console.log("| webhook-throughput | db | webhooks × events | deliveries/s (median) | per round | recorded/s | steady/s | first ms | failed | signatures ok |")
+    console.log("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
+    for (const s of tps) {
+      const t = s.throughput!
+      console.log(
+        `| poll ${s.poll} | ${s.db} | ${s.webhooks} × ${t.events} | ${t.deliveriesPerSec} | ${t.deliveriesPerSecAll.join(" / ")} | ${t.recordedPerSec} |` +
+          ` ${t.steadyPerSec} | ${t.firstArrivalMs} | ${s.failed} | ${s.signaturesOk}/${s.deliveries} |`
+      )
+    }
+  }
+  const lags = webhookSummary.filter((s) => s.lag !== undefined)
+  if (lags.length > 0) {
+    console.log("")
+    console.log("| webhook-lag | db | events/s (achieved) | lag p50 ms | p90 | p99 | max | p50 / p99 per round | API p50 / p99 ms | failed | signatures ok |")
+    console.log("|---|---|---|---:|---:|---:|---:|---|---|---:|---:|")
+    for (const s of lags) {
+      const l = s.lag!
+      console.log(
+        `| poll ${s.poll} | ${s.db} | ${s.rate} (${l.achievedPerSec}) | ${l.p50Ms} | ${l.p90Ms} | ${l.p99Ms} | ${l.maxMs} |` +
+          ` ${l.p50MsAll.map((p, i) => `${p} / ${l.p99MsAll[i]}`).join(", ")} | ${l.apiP50Ms} / ${l.apiP99Ms} | ${s.failed} | ${s.signaturesOk}/${s.deliveries} |`
+      )
+    }
   }
   const cycles = summary.filter((s) => s.lifecycle !== undefined)
   if (cycles.length > 0) {
@@ -935,6 +1474,12 @@ const main = async () => {
   if (bad.length > 0) {
     log(`FAILED: non-2xx responses or errors in ${bad.map((s) => `${s.db}/${s.scenario}`).join(", ")}`)
     process.exitCode = 1
+  }
+  for (const s of webhookSummary) {
+    if (s.problems.length > 0) {
+      log(`FAILED: ${s.db}/${s.scenario} poll ${s.poll}${"rate" in s ? ` rate ${s.rate}/s` : ""}: ${s.problems.join("; ")}`)
+      process.exitCode = 1
+    }
   }
   for (const s of summary) {
     if (s.lifecycle !== undefined && s.lifecycle.problems.length > 0) {

@@ -10,6 +10,15 @@
 //   counts   → row counts of jobs/parts/ops     → {"ok":"counts","jobs":200,"parts":1000,"operations":4000,
 //                                                   "completed_operations":0,"time_entries":0,"open_time_entries":0}
 //   lifecycle → whole-table invariants of completed operations (lifecycle scenario), see below
+//   outbox done → marks all events so far dispatched (the seed's, written before any webhook existed)
+//   outbox N → (webhook scenarios) N copies of the tenant's newest job.created event, straight into the outbox
+//              in one INSERT … generate_series
+//              → {"ok":"outbox","inserted":N,"job_created_events":…,"job_created_undispatched":N+1,"ms":40}
+//   dispatcher start → starts WebhookDispatcher.layerConfig (MES_WEBHOOK_* from the environment, as `mes serve`)
+//              with the allow-all UrlGuard → {"ok":"dispatcher","started_at_ms":<epoch ms>,"env":{…}}
+//   dispatcher stop  → closes it (in-flight attempts get its shutdown grace)
+//   webhooks → outbox / delivery / attempt-log counts, attempt durations, error samples, and the dispatcher's
+//              store calls (fanOut / claimDue / record: calls, rows, summed latency) (webhook scenarios)
 //   quit     → closes the server and the database, exits 0
 // It also exits (cleanly) on SIGTERM/SIGINT or when stdin closes, so it never outlives its parent.
 // The database itself (for postgres) is created and dropped by the parent (bench/run.ts).
@@ -21,9 +30,9 @@ import { parseArgs } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
-import { HttpServerLive } from "@mes/adapters-http"
+import { HttpServerLive, WebhookDispatcher } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"
-import { DomainLive, Tenants, UrlGuard } from "@mes/domain"
+import { DeliveryStore, DomainLive, Tenants, UrlGuard } from "@mes/domain"
 
 const { values: args } = parseArgs({
   options: {
@@ -50,8 +59,8 @@ const main = async () => {
   }
 
   const scope = Effect.runSync(Scope.make())
-  // Webhooks are not part of the benchmark: no webhook is registered, the dispatcher does not run, and the
-  // SSRF guard (MES_DEPLOYMENT=cloud in `mes serve`) is the allow-all one.
+  // The webhook dispatcher does not run unless the runner asks for it (`dispatcher start`, webhook scenarios
+  // only). The SSRF guard (MES_DEPLOYMENT=cloud in `mes serve`) is the allow-all one: receivers are on 127.0.0.1.
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, { logRequests: false }).pipe(
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
@@ -75,10 +84,50 @@ const main = async () => {
   process.on("SIGTERM", () => void close(0))
   process.on("SIGINT", () => void close(0))
 
+  // the webhook dispatcher, in its own scope so that it can start after the outbox is filled. Its store is the
+  // real DeliveryStorePg, wrapped to count the statements it runs, their rows and the sum of their latencies
+  // (which includes waiting for a pooled connection; reported by `webhooks`).
+  const storeStats = {
+    fanOut: { calls: 0, msSum: 0, rows: 0 },
+    claimDue: { calls: 0, msSum: 0, rows: 0 },
+    record: { calls: 0, msSum: 0, rows: 0 }
+  }
+  const timed = <A>(what: keyof typeof storeStats, effect: Effect.Effect<A>, rows: (a: A) => number) =>
+    Effect.suspend(() => {
+      const t0 = performance.now()
+      return Effect.tap(effect, (a) =>
+        Effect.sync(() => {
+          const s = storeStats[what]
+          s.calls++
+          s.msSum += performance.now() - t0
+          s.rows += rows(a)
+        }))
+    })
+  const countedStore = Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) =>
+    DeliveryStore.of({
+      ...store,
+      fanOut: (limit) => timed("fanOut", store.fanOut(limit), (n) => n),
+      claimDue: (limit, leaseMs) => timed("claimDue", store.claimDue(limit, leaseMs), (ds) => ds.length),
+      record: (attempt) => timed("record", store.record(attempt), (ok) => (ok ? 1 : 0))
+    })))
+  let dispatcher: Scope.Closeable | undefined
+  const startDispatcher = async () => {
+    if (dispatcher !== undefined) throw new Error("the dispatcher is already running")
+    const child = Effect.runSync(Scope.fork(scope))
+    await run(Layer.buildWithScope(WebhookDispatcher.layerConfig.pipe(Layer.provide(countedStore)), child))
+    dispatcher = child
+    return Date.now()
+  }
+  const stopDispatcher = async () => {
+    const d = dispatcher
+    dispatcher = undefined
+    if (d !== undefined) await Effect.runPromise(Scope.close(d, Exit.void))
+  }
+
   const address = new URL(await run(Effect.map(Effect.service(HttpServer.HttpServer), (s) => HttpServer.formatAddress(s.address))))
   const port = Number(address.port)
   if (!(port > 0)) throw new Error(`expected a TCP address, got ${address.href}`)
-  const { apiKey } = await run(Effect.gen(function*() {
+  const { apiKey, tenant } = await run(Effect.gen(function*() {
     const tenants = yield* Tenants
     return yield* tenants.create({ name: "Bench Tenant" })
   }))
@@ -93,6 +142,7 @@ const main = async () => {
     port,
     url: `http://127.0.0.1:${port}/functions/v1`,
     key: apiKey,
+    tenant: tenant.id,
     db: args.db,
     pid: process.pid
   })
@@ -134,6 +184,70 @@ const main = async () => {
            WHERE o.status = 'completed'`
         )
         say({ ok: "lifecycle", ...row })
+      } else if (command === "outbox done") {
+        // marks every event so far dispatched (written before any webhook existed: nobody to deliver to)
+        const rows = await query("UPDATE outbox SET dispatched_at = now() WHERE dispatched_at IS NULL RETURNING id")
+        say({ ok: "outbox", marked_dispatched: rows.length })
+      } else if (/^outbox \d+$/.test(command)) {
+        // N copies of the newest job.created of the tenant (a real payload from POST /api-jobs), each with a
+        // fresh event id, job id and job_number WH-000001…; occurred_at = now() (one timestamp for the whole burst)
+        const n = Number(command.split(" ")[1])
+        const t0 = performance.now()
+        const inserted = await query(
+          `WITH t AS (
+             SELECT data FROM outbox WHERE tenant_id = '${tenant.id}' AND event_type = 'job.created' ORDER BY id DESC LIMIT 1
+           ), g AS (
+             SELECT i, gen_random_uuid() AS job_id, 'WH-' || lpad(i::text, 6, '0') AS job_number FROM generate_series(1, ${n}) AS i
+           )
+           INSERT INTO outbox (tenant_id, event_id, event_type, data)
+           SELECT '${tenant.id}', gen_random_uuid(), 'job.created',
+             jsonb_set(jsonb_set(jsonb_set(jsonb_set(t.data, '{job_id}', to_jsonb(g.job_id)), '{job_number}', to_jsonb(g.job_number)),
+               '{job,id}', to_jsonb(g.job_id)), '{job,job_number}', to_jsonb(g.job_number))
+           FROM t, g ORDER BY g.i
+           RETURNING id`
+        )
+        const ms = Math.round(performance.now() - t0)
+        const [row] = await query(
+          "SELECT count(*)::int AS n, count(*) FILTER (WHERE dispatched_at IS NULL)::int AS pending FROM outbox WHERE event_type = 'job.created'"
+        )
+        if (inserted.length !== n) throw new Error(`inserted ${inserted.length} outbox rows, expected ${n} (no job.created to copy?)`)
+        say({ ok: "outbox", inserted: inserted.length, job_created_events: row!.n, job_created_undispatched: row!.pending, ms })
+      } else if (command === "dispatcher start") {
+        const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MES_WEBHOOK_")))
+        say({ ok: "dispatcher", started_at_ms: await startDispatcher(), env })
+      } else if (command === "dispatcher stop") {
+        const t0 = performance.now()
+        await stopDispatcher()
+        say({ ok: "dispatcher", stopped: true, ms: Math.round(performance.now() - t0) })
+      } else if (command === "webhooks") {
+        const [row] = await query(
+          `SELECT
+             (SELECT count(*)::int FROM webhooks) AS webhooks,
+             (SELECT count(*)::int FROM webhooks WHERE active) AS active_webhooks,
+             (SELECT count(*)::int FROM outbox) AS outbox,
+             (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS outbox_undispatched,
+             (SELECT count(*)::int FROM outbox WHERE event_type = 'job.created') AS job_created_events,
+             count(*)::int AS deliveries,
+             count(*) FILTER (WHERE d.status = 'pending')::int AS pending,
+             count(*) FILTER (WHERE d.status = 'succeeded')::int AS succeeded,
+             count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE d.attempts <> 1)::int AS not_one_attempt,
+             count(*) FILTER (WHERE d.locked_until IS NOT NULL)::int AS leased,
+             (extract(epoch FROM min(d.created_at)) * 1000)::float8 AS first_fanout_ms,
+             (extract(epoch FROM max(d.updated_at) FILTER (WHERE d.status = 'succeeded')) * 1000)::float8 AS last_succeeded_ms,
+             (SELECT count(*)::int FROM webhook_logs) AS logs,
+             (SELECT count(*)::int FROM webhook_logs WHERE status = 'succeeded') AS logs_succeeded,
+             (SELECT count(*)::int FROM webhook_logs WHERE status <> 'succeeded') AS logs_not_succeeded,
+             (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms)::float8 FROM webhook_logs) AS attempt_ms_p50,
+             (SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms)::float8 FROM webhook_logs) AS attempt_ms_p99,
+             (SELECT max(duration_ms)::int FROM webhook_logs) AS attempt_ms_max
+           FROM webhook_deliveries d`
+        )
+        const errors = await query(
+          "SELECT status, status_code, attempt, error, created_at::text AS at FROM webhook_logs WHERE status <> 'succeeded' ORDER BY created_at LIMIT 5"
+        )
+        const store = Object.fromEntries(Object.entries(storeStats).map(([k, v]) => [k, { ...v, msSum: Math.round(v.msSum) }]))
+        say({ ok: "webhooks", ...row, error_samples: errors, store })
       } else if (command === "quit") {
         await close(0)
       } else if (command !== "") {
