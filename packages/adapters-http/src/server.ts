@@ -7,6 +7,7 @@ import { HttpApiScalar, OpenApi } from "effect/http-api"
 import { CurrentTenant, decodeListQuery, type DomainError, isUuid, type ListSpec, Tenants } from "@mes/domain"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
+import { CommitSignal } from "./webhooks/commit-signal.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -95,6 +96,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
 export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const tenants = yield* Tenants
+    const commitSignal = yield* Effect.serviceOption(CommitSignal)
     // CurrentTenant is provided per request after authentication, not by the layer
     const context = (yield* Effect.context<Exclude<R, CurrentTenant>>()) as Context.Context<R>
     const all = endpoints()
@@ -141,6 +143,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
               Effect.provideService(CurrentTenant, { id: caller.tenantId, plan: caller.plan, via: "api_key" })
             )
           ),
+          Effect.tap(() => (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void),
           Effect.map((reply) => json(reply.status, { success: true, data: reply.data })),
           Effect.catch((e: DomainError) => {
             const envelope = fromDomainError(e)

@@ -1,6 +1,8 @@
 // The `mes` CLI as a real process (bin/mes.js), against one embedded PGlite data directory shared by
 // the file's tests (one process at a time), or a fresh database when DATABASE_URL is set.
 import { type ChildProcess, spawn } from "node:child_process"
+import { createHmac } from "node:crypto"
+import { createServer } from "node:http"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -237,5 +239,53 @@ describe.skipIf(serverUrl !== undefined)("mes serve on a fresh embedded database
     const exit = await second.exited
     expect(exit.code).toBe(0)
     expect(exit.stdout).not.toContain("API key")
+  })
+})
+
+describe("mes serve delivers webhooks", () => {
+  it("a committed write wakes the in-process dispatcher: delivered long before the (30 s) poll", async () => {
+    const received: Array<{ headers: Record<string, unknown>; body: string; at: number }> = []
+    const receiver = createServer((req, res) => {
+      let body = ""
+      req.on("data", (c) => (body += c))
+      req.on("end", () => {
+        received.push({ headers: req.headers, body, at: Date.now() })
+        res.writeHead(200).end("ok")
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+    const port = (receiver.address() as { port: number }).port
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_WEBHOOK_POLL_INTERVAL: "30s" })
+    try {
+      const url = await listening(server)
+      const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }
+      const hook = await fetch(`${url}/api-webhooks`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ["job.created"] })
+      })
+      expect(hook.status).toBe(201)
+      const secret = ((await hook.json()) as { data: { secret: string } }).data.secret
+      // the first poll ran at start; from here only the commit signal can deliver within 30 s
+      await new Promise((r) => setTimeout(r, 300))
+      const sent = Date.now()
+      const job = await fetch(`${url}/api-jobs`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ job_number: "HOOK-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
+      })
+      expect(job.status).toBe(201)
+      for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+      expect(received).toHaveLength(1)
+      expect(received[0]!.at - sent).toBeLessThan(5_000)
+      expect(received[0]!.headers["x-service-event"]).toBe("job.created")
+      const signature = createHmac("sha256", secret).update(received[0]!.body).digest("hex")
+      expect(received[0]!.headers["x-service-signature"]).toBe(signature)
+      expect(JSON.parse(received[0]!.body)).toMatchObject({ event_type: "job.created", data: { job_number: "HOOK-1" } })
+    } finally {
+      server.child.kill("SIGTERM")
+      await server.exited
+      await new Promise((r) => receiver.close(r))
+    }
   })
 })

@@ -17,6 +17,7 @@
 // Shutdown (the layer's scope closes): stop claiming, give in-flight attempts `shutdownGrace` to
 // finish and be recorded, interrupt the rest and release their leases so another dispatcher (or the
 // next start) retries them at once.
+import { CommitSignal } from "./commit-signal.ts"
 import { Context, Data, Duration, Effect, Fiber, FiberSet, Latch, Layer, Option, Config, Cause } from "effect"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, UrlGuard } from "@mes/domain"
 import { deliveryHeaders } from "./sign.ts"
@@ -215,6 +216,9 @@ const make = (options: DispatcherOptions) =>
     const inFlight = new Map<string, ClaimedDelivery>()
     const fibers = yield* FiberSet.make<void, never>()
     const wakeUp = yield* Latch.make(false)
+    // in the API's process, a committed write wakes the loop (no wait for the next poll)
+    const signal = yield* Effect.serviceOption(CommitSignal)
+    if (Option.isSome(signal)) yield* signal.value.subscribe(wakeUp.open.pipe(Effect.asVoid))
 
     const send = (d: ClaimedDelivery): Effect.Effect<SendResult> => {
       const headers = deliveryHeaders({

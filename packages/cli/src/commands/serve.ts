@@ -2,7 +2,7 @@
 import { Config, Console, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { HttpServer } from "effect/http"
-import { BASE_PATH, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
+import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import { AppLive, DatabaseConfig, withLayer } from "../app.ts"
 import { reportErrors, userError } from "../output.ts"
@@ -25,6 +25,8 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
  */
 export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
   Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive))).pipe(
+    // one signal shared by the API and the dispatcher: a committed write wakes delivery at once
+    Layer.provide(CommitSignal.layer),
     Layer.provideMerge(AppLive())
   )
 
