@@ -1,4 +1,4 @@
-// The subset of autocannon 8's API used by bench/run.ts (the package ships no types).
+// The subset of autocannon 8's API that the runner uses (bench/scenarios/load.ts, lifecycle.ts); the package ships no types.
 declare module "autocannon" {
   namespace autocannon {
     interface Request {
