@@ -30,7 +30,7 @@ import { parseArgs } from "node:util"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
-import { HttpServerLive, WebhookDispatcher } from "@mes/adapters-http"
+import { CommitSignal, HttpServerLive, WebhookDispatcher } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"
 import { DeliveryStore, DomainLive, Tenants, UrlGuard } from "@mes/domain"
 
@@ -61,7 +61,9 @@ const main = async () => {
   const scope = Effect.runSync(Scope.make())
   // The webhook dispatcher does not run unless the runner asks for it (`dispatcher start`, webhook scenarios
   // only). The SSRF guard (MES_DEPLOYMENT=cloud in `mes serve`) is the allow-all one: receivers are on 127.0.0.1.
+  // As in `mes serve`, the API and the dispatcher share a CommitSignal: a committed write wakes delivery.
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, { logRequests: false }).pipe(
+    Layer.provideMerge(CommitSignal.layer),
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
     Layer.provideMerge(StoresPg),
