@@ -48,7 +48,7 @@ export class Batches extends Context.Service<Batches, {
   /** Field updates; `status` moves draft → ready (or cancels a batch not yet started). */
   readonly update: (id: string, input: unknown) => Effect.Effect<Batch, Problem, Services>
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
-  /** start | stop (spec 3.3); emits batch.started / batch.completed (outbox: later issue). */
+  /** start | stop (spec 3.3); emits batch.started / batch.completed and the operations' and parts' events. */
   readonly transition: (id: string, action: "start" | "stop", body: unknown) => Effect.Effect<BatchTransitioned, Problem, Services>
   /** Appends operations while the batch is draft or ready (spec 3.3). */
   readonly addOperations: (id: string, body: unknown) => Effect.Effect<Batch, Problem, Services>

@@ -58,7 +58,7 @@ export class Operations extends Context.Service<Operations, {
   /**
    * A lifecycle action of spec 3.2 as one guarded statement, with its time entries (opened for
    * `userId` on start/resume, all ended on pause/complete), actual_time and the part's status, in one
-   * transaction. Emits operation.started / paused / resumed / completed (outbox: later issue).
+   * transaction. Emits operation.started / paused / resumed / completed and part.started / part.completed.
    */
   readonly transition: (
     id: string,
