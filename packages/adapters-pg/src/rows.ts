@@ -43,8 +43,8 @@ export const insertRows = <T extends { readonly id: string }>(
   })
 
 /**
- * UPDATE one row from a partial object; `extraSet` adds raw assignments (timestamps of a move)
- * and `guard` a raw condition. Returns the updated row or undefined.
+ * UPDATE one row from a partial object; `extraSet` adds raw assignments and `where` a raw condition
+ * (lifecycle moves use `moveRow`). Returns the updated row or undefined.
  */
 export const updateRow = <T extends object>(
   sql: SqlClient,
@@ -52,7 +52,7 @@ export const updateRow = <T extends object>(
   tenantId: string,
   id: string,
   changes: Readonly<Record<string, unknown>>,
-  options: { readonly extraSet?: ReadonlyArray<string>; readonly guard?: string; readonly guardParams?: ReadonlyArray<unknown>; readonly where?: string } = {}
+  options: { readonly extraSet?: ReadonlyArray<string>; readonly where?: string } = {}
 ): Effect.Effect<T | undefined, SqlError> =>
   Effect.gen(function*() {
     const cols = Object.keys(changes).filter((k) => changes[k] !== undefined)
@@ -61,13 +61,12 @@ export const updateRow = <T extends object>(
       ...(options.extraSet ?? []),
       `updated_at = now()`
     ]
-    const params: Array<unknown> = [tenantId, id, JSON.stringify(changes), ...(options.guardParams ?? [])]
     const rows = yield* sql.unsafe<T>(
       `UPDATE ${ident(table)} t SET ${sets.join(", ")}
        FROM jsonb_populate_record(null::${ident(table)}, $3::jsonb) r
-       WHERE t.tenant_id = $1 AND t.id = $2 ${options.where ?? ""} ${options.guard ? `AND ${options.guard}` : ""}
+       WHERE t.tenant_id = $1 AND t.id = $2 ${options.where ?? ""}
        RETURNING t.*`,
-      params
+      [tenantId, id, JSON.stringify(changes)]
     )
     return rows[0]
   })
