@@ -157,10 +157,10 @@ export class Batches extends Context.Service<Batches, {
         }
         const closed = yield* timeEntries.closeActive(tenantId, ids)
         const completed = moved.transition.effects?.includes(COMPLETE_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, completeOperations) : []
-        const all = yield* operations.getMany(tenantId, ids)
         if (shares.length > 0 || closed > 0) yield* timeEntries.recomputeActualTime(tenantId, ids)
-        const rolled = yield* parts.rollUp(tenantId, [...new Set(all.map((o) => o.part_id))])
-        const finished = new Map((yield* operations.getMany(tenantId, completed.map((m) => m.row.id))).map((o) => [o.id, o]))
+        // one read after the time is in: the parts to roll up and the completed operations' final rows
+        const finished = new Map((yield* operations.getMany(tenantId, ids)).map((o) => [o.id, o]))
+        const rolled = yield* parts.rollUp(tenantId, [...new Set([...finished.values()].map((o) => o.part_id))])
         yield* emit([
           batchEvent("batch.completed", { ...moved.row, status: "completed" }, change(moved), { time_distribution: shares }),
           ...completed.map((m) =>

@@ -1,19 +1,20 @@
 // Time entries by hand (DECISIONS: records): list, read, create, correct and delete; every change
 // recomputes the operation's actual_time in the same transaction.
 import { Context, Effect, Layer } from "effect"
-import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
+import { type BadRequest, type Conflict, type Forbidden, NotFound, type ValidationFailed } from "../errors.ts"
 import { findOwned } from "../crud.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkReferences, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import { type TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
 import { TimeEntryStore } from "./store.ts"
 
 type Services = CurrentTenant
 
-const endBeforeStart = (input: unknown, start: string, end: string | null | undefined): Array<ValidationDetail> =>
-  end != null && Date.parse(end) < Date.parse(start)
+// stored times come back from the driver as Date, input times as ISO strings
+const endBeforeStart = (input: unknown, start: string | Date, end: string | Date | null | undefined): Array<ValidationDetail> =>
+  end != null && new Date(end).getTime() < new Date(start).getTime()
     ? [detail("time_entry", input, ["end_time"], "MIN_VALUE", "end_time must not be before start_time")]
     : []
 
@@ -54,16 +55,16 @@ export class TimeEntries extends Context.Service<TimeEntries, {
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("time_entries", id)
-          const patch = yield* decodePatch(raw)
+          // 403/404 before 422: the owner check (and the current times) come first
           const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
+          const patch = yield* decodePatch(raw)
           const start = patch.start_time ?? current.start_time
           const end = patch.end_time === undefined ? current.end_time : patch.end_time
           const refs = yield* checkReferences("time_entry", raw, userRef(patch.user_id))
-          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, new Date(start).toISOString(), end === null ? null : end && new Date(end).toISOString())])
+          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, start, end)])
           return yield* tx.transaction(Effect.gen(function*() {
             const entry = yield* store.update(tenant.id, id, patch)
-            if (entry === undefined) return yield* findOwned("time_entries", "time entry", id, () => Effect.succeed(undefined))
+            if (entry === undefined) return yield* new NotFound({ entity: "time entry", id })
             yield* recompute(tenant.id, entry.operation_id)
             return entry
           }))
