@@ -20,7 +20,7 @@ const newPart = (extra: Record<string, unknown> = {}) => api.post("/api-parts", 
 
 describe("POST /api-parts", () => {
   it("creates a standalone part with every optional field and counts it for the tenant", async () => {
-    const before = (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+    const before = (await h.sql("SELECT current_month_parts FROM tenant_usage WHERE tenant_id = $1", [tenantA]))[0]!.current_month_parts as number
     const res = await newPart({
       part_number: "BRACKET-7",
       material: "S355",
@@ -43,7 +43,7 @@ describe("POST /api-parts", () => {
     expect(part).toMatchObject({ job_id: jobId, part_number: "BRACKET-7", quantity: 3, is_bullet_card: true, status: "not_started", metadata: { a: 1 }, file_paths: ["/a", "/b"] })
     const parents = await api.get(`/api-parts?job_id=${jobId}&part_number=P-1`)
     expect(part.parent_part_id).toBe(parents.body.data.parts[0].id)
-    const after = (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+    const after = (await h.sql("SELECT current_month_parts FROM tenant_usage WHERE tenant_id = $1", [tenantA]))[0]!.current_month_parts as number
     expect(after).toBe(before + 1)
   })
 

@@ -35,7 +35,7 @@ const erpJob = (ext: string, jobNumber: string, extra: Record<string, unknown> =
   ]
 })
 
-const partsCount = async () => (await h.sql("SELECT current_month_parts FROM tenants WHERE id = $1", [tenantA]))[0]!.current_month_parts as number
+const partsCount = async () => (await h.sql("SELECT current_month_parts FROM tenant_usage WHERE tenant_id = $1", [tenantA]))[0]!.current_month_parts as number
 
 describe("PUT /api-jobs/sync", () => {
   it("creates (201) then updates (200) the same job by external id, with nested parts and operations", async () => {

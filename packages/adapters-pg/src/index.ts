@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { Catalog } from "./catalog.ts"
 import { BatchStorePg } from "./stores/batches.ts"
 import { CellStorePg } from "./stores/cells.ts"
 import { OutboxPg } from "./stores/outbox.ts"
@@ -20,7 +21,7 @@ export { DeliveryStorePg, OutboxPg }
 export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
-/** Every port implementation over one SqlClient. */
+/** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
-  WebhookStorePg, WebhookLogStorePg)
+  WebhookStorePg, WebhookLogStorePg).pipe(Layer.provide(Catalog.layer))
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -18,6 +18,13 @@ const columnsOf = (rows: ReadonlyArray<object>): Array<string> => {
   return [...cols]
 }
 
+/** A row without its stored JSON (`doc`, migration 0010): callers get the columns the API shows. */
+export const withoutDoc = <T extends object>(row: T): T => {
+  if (!("doc" in row)) return row
+  const { doc: _doc, ...rest } = row as T & { doc?: unknown }
+  return rest as T
+}
+
 const select = (cols: ReadonlyArray<string>, defaults: Defaults) =>
   cols.map((c) => (defaults[c] !== undefined ? `coalesce(r.${ident(c)}, ${defaults[c]})` : `r.${ident(c)}`)).join(", ")
 
@@ -39,7 +46,7 @@ export const insertRows = <T extends { readonly id: string }>(
       [JSON.stringify(rows)]
     )
     const order = new Map(rows.map((r, i) => [(r as { id: string }).id, i]))
-    return [...out].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    return out.map(withoutDoc).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
   })
 
 /**
@@ -68,7 +75,7 @@ export const updateRow = <T extends object>(
        RETURNING t.*`,
       [tenantId, id, JSON.stringify(changes)]
     )
-    return rows[0]
+    return rows[0] === undefined ? undefined : withoutDoc(rows[0])
   })
 
 /**
@@ -100,7 +107,7 @@ export const upsertRows = <T extends { readonly id: string }>(
     const order = new Map(rows.map((r, i) => [(r as { external_id: string }).external_id, i]))
     return [...out]
       .sort((a, b) => (order.get(a.external_id) ?? 0) - (order.get(b.external_id) ?? 0))
-      .map(({ _inserted, ...row }) => ({ row: row as unknown as T, inserted: _inserted }))
+      .map(({ _inserted, ...row }) => ({ row: withoutDoc(row) as unknown as T, inserted: _inserted }))
   })
 
 /**
@@ -146,7 +153,7 @@ export const moveRow = <T extends object>(
     const first = rows[0]
     if (first === undefined) return undefined
     const { _previous, ...row } = first
-    return { row: row as unknown as T, previous: _previous }
+    return { row: withoutDoc(row) as unknown as T, previous: _previous }
   })
 
 /** DELETE one row of the tenant; false when none matched. */

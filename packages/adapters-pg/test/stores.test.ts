@@ -67,7 +67,7 @@ describe("transactions", () => {
         SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id}) AS jobs,
                (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id}) AS parts,
                (SELECT count(*)::int FROM outbox WHERE tenant_id = ${tenant.id}) AS events,
-               (SELECT current_month_parts FROM tenants WHERE id = ${tenant.id}) AS counted`
+               (SELECT current_month_parts FROM tenant_usage WHERE tenant_id = ${tenant.id}) AS counted`
       return row!
     }))
     expect(counts).toEqual({ jobs: 0, parts: 0, events: 0, counted: 0 })
@@ -79,7 +79,7 @@ describe("transactions", () => {
       jobs.create({ job_number: "R-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
     )))
     const exits = await Promise.all(Array.from({ length: 10 }, () =>
-      run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) => jobs.transition(job.id, "start")))))
+      run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) => jobs.transition(job.job_id, "start")))))
     ))
     expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
   })

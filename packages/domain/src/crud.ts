@@ -1,14 +1,78 @@
 // The shape shared by plain resources (cells, profiles): create, list, read, update, delete with the
 // tenant rules, and the read-one rule (404 / 403) every resource uses.
 import { Effect, type Schema } from "effect"
-import { Conflict, type BadRequest, type Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
+import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
 import type { NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
 import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
-import { checkReferences, ensureOwned, type Reference } from "./references.ts"
-import { decodeInput, decodePatchInput, failIfAny } from "./validation.ts"
+import type { JsonText } from "./json.ts"
+import { checkReferences, ensureOwned, label, type Reference, referenceDetail } from "./references.ts"
+import { decodeInput, decodePatchInput, failIfAny, validationFailed } from "./validation.ts"
 
-/** Reads a record of the caller's tenant: 404 when no tenant has it, 403 when another does. */
+/** A record looked up by id in one query: who owns it, and its JSON when that is the caller's tenant. */
+export interface Owned<A> {
+  readonly owner: string | undefined
+  readonly record: JsonText<A> | undefined
+}
+
+/** Reads a record for the API in one query: 404 when no tenant has it, 403 when another does (spec 5.6, 7.4). */
+export const readOwned = <A>(
+  table: ReferenceTable,
+  id: string,
+  read: (tenantId: string) => Effect.Effect<Owned<A>>
+): Effect.Effect<JsonText<A>, NotFound | Forbidden, CurrentTenant> =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    const { owner, record } = yield* read(tenant.id)
+    if (owner === undefined) return yield* new NotFound({ entity: label[table], id })
+    if (owner !== tenant.id || record === undefined) {
+      return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
+    }
+    return record
+  })
+
+/** What a one-statement PATCH found: the owner of the id, the updated record, the references it lacked. */
+export interface PatchOutcome<A> {
+  readonly owner: string | undefined
+  /** The record after the change; undefined when nothing was changed. */
+  readonly record: JsonText<A> | undefined
+  /** Indexes of the checked references that are not the tenant's (nothing is changed then). */
+  readonly missingRefs: ReadonlyArray<number>
+}
+
+/** The answer to a one-statement PATCH: the record, or 404 / 403 / 422 (in spec 7.4 order). */
+export const settlePatch = <A>(
+  o: { readonly table: ReferenceTable; readonly id: string; readonly root: string; readonly input: unknown; readonly refs: ReadonlyArray<Reference> },
+  outcome: PatchOutcome<A>
+): Effect.Effect<JsonText<A>, NotFound | Forbidden | ValidationFailed, CurrentTenant> =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    if (outcome.owner === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
+    if (outcome.owner !== tenant.id) return yield* new Forbidden({ message: `${label[o.table]} ${o.id} belongs to another tenant` })
+    if (outcome.missingRefs.length > 0) {
+      return yield* validationFailed(o.root, outcome.missingRefs.map((i) => referenceDetail(o.root, o.input, o.refs[i]!)))
+    }
+    if (outcome.record === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
+    return outcome.record
+  })
+
+/** What a one-statement delete found: the owner of the id and whether a row of the caller's went. */
+export interface RemoveOutcome {
+  readonly owner: string | undefined
+  readonly removed: boolean
+}
+
+/** The answer to a one-statement delete: nothing, or 404 / 403. */
+export const settleRemove = (table: ReferenceTable, id: string, outcome: RemoveOutcome) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    if (outcome.owner !== undefined && outcome.owner !== tenant.id) {
+      return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
+    }
+    if (!outcome.removed) return yield* new NotFound({ entity: label[table], id })
+  })
+
+/** A record of the caller's tenant as a row, for rules that need its values: 404 when no tenant has it, 403 when another does. */
 export const findOwned = <T>(
   table: ReferenceTable,
   entity: string,
@@ -26,6 +90,8 @@ export const findOwned = <T>(
 export interface CrudStore<T> {
   readonly insert: (row: NewRow<T>) => Effect.Effect<T, Conflict>
   readonly list: (tenantId: string, query: ListQuery<Record<string, FilterKind>, string>) => Effect.Effect<Slice<T>>
+  /** One record as the API shows it, with its owner (one query). */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<T>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<T | undefined>
   /** Undefined when no row matched. */
   readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<T | undefined, Conflict>
@@ -40,7 +106,7 @@ type Services = CurrentTenant
 export interface Crud<T> {
   readonly create: (input: unknown) => Effect.Effect<T, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<T>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<T, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<T>, NotFound | Forbidden, Services>
   readonly update: (id: string, input: unknown) => Effect.Effect<T, NotFound | Forbidden | Conflict | ValidationFailed, Services>
   /** Hard delete; 409 while other records reference it. */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
@@ -88,7 +154,7 @@ export const makeCrud = <T>(o: {
         return yield* store.insert({ ...(input as object), id: newId(), tenant_id: tenant.id } as NewRow<T>)
       }),
     list: listWith(o.listSpec, store.list),
-    get: (id) => findOwned(o.table, o.entity, id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+    get: (id) => readOwned(o.table, id, (tenantId) => store.read(tenantId, id)),
     update: (id, raw) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant

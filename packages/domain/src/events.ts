@@ -59,86 +59,107 @@ interface Moved {
   readonly previous_status: string
   readonly new_status: string
 }
-const statusChange = (move?: Moved) => (move === undefined ? {} : { previous_status: move.previous_status, new_status: move.new_status })
 
-// Payloads (docs/events.md): the ids and numbers a receiver routes by, the status change where there
-// is one, and the record as the API returns it.
+/**
+ * How an event's `data` is built from the record it is about (docs/events.md), in key order:
+ * `picks` (payload key ← record field), then previous_status/new_status when the event is a move,
+ * then `after` picks, then extras of the emitter, then the whole record under `record`.
+ * The outbox keeps this order; JS emitters (`eventData`) and the SQL store compile the same shape.
+ */
+export interface PayloadShape {
+  readonly picks: ReadonlyArray<readonly [key: string, field: string]>
+  readonly after?: ReadonlyArray<readonly [key: string, field: string]>
+  readonly record?: string
+}
 
-type JobLike = { readonly id: string; readonly job_number: string; readonly customer: string | null; readonly status: string }
-type TimedJob = JobLike & { readonly started_at: unknown; readonly completed_at: unknown; readonly actual_duration: number | null }
+export const payloadShapes = {
+  job: { picks: [["job_id", "id"], ["job_number", "job_number"], ["customer", "customer"], ["status", "status"]], record: "job" },
+  /** spec 6.2, exactly */
+  jobCompleted: {
+    picks: [["job_id", "id"], ["job_number", "job_number"], ["customer", "customer"]],
+    after: [["started_at", "started_at"], ["completed_at", "completed_at"], ["actual_duration", "actual_duration"]]
+  },
+  part: { picks: [["part_id", "id"], ["part_number", "part_number"], ["job_id", "job_id"], ["status", "status"]], record: "part" },
+  operation: {
+    picks: [["operation_id", "id"], ["operation_name", "operation_name"], ["part_id", "part_id"], ["status", "status"]],
+    record: "operation"
+  },
+  batch: { picks: [["batch_id", "id"], ["batch_number", "batch_number"], ["status", "status"]], record: "batch" },
+  issue: {
+    picks: [["issue_id", "id"], ["issue_type", "issue_type"], ["ncr_number", "ncr_number"], ["operation_id", "operation_id"], ["severity", "severity"], ["status", "status"]],
+    record: "issue"
+  },
+  step: { picks: [["substep_id", "id"], ["operation_id", "operation_id"], ["sequence", "sequence"], ["completed", "completed"]], record: "substep" }
+} as const satisfies Record<string, PayloadShape>
 
-export const jobEvent = (type: EventType, job: JobLike, move?: Moved): NewEvent => ({
-  type,
-  data: { job_id: job.id, job_number: job.job_number, customer: job.customer, status: job.status, ...statusChange(move), job }
-})
+/** An event about a record, built by the store from the record it writes (one statement). */
+export interface EventPlan {
+  readonly type: EventType
+  readonly shape: PayloadShape
+}
+
+/** The payload shape of each event type that is about one record. */
+export const shapeOf = (type: EventType): PayloadShape =>
+  type === "job.completed"
+    ? payloadShapes.jobCompleted
+    : type.startsWith("job.")
+    ? payloadShapes.job
+    : type.startsWith("part.")
+    ? payloadShapes.part
+    : type.startsWith("operation.")
+    ? payloadShapes.operation
+    : type.startsWith("batch.")
+    ? payloadShapes.batch
+    : type.startsWith("step.")
+    ? payloadShapes.step
+    : payloadShapes.issue
+
+/** The plan of an event of `type` about the record a statement writes. */
+export const eventPlan = (type: EventType): EventPlan => ({ type, shape: shapeOf(type) })
+
+/** `data` of an event from a record in hand (JS emitters). */
+export const eventData = (
+  shape: PayloadShape,
+  record: Readonly<Record<string, unknown>>,
+  move?: Moved,
+  extra: Readonly<Record<string, unknown>> = {}
+): Record<string, unknown> => {
+  const data: Record<string, unknown> = {}
+  for (const [key, field] of shape.picks) data[key] = record[field]
+  if (move !== undefined) Object.assign(data, { previous_status: move.previous_status, new_status: move.new_status })
+  for (const [key, field] of shape.after ?? []) data[key] = record[field]
+  Object.assign(data, extra)
+  if (shape.record !== undefined) data[shape.record] = record
+  return data
+}
+
+type AnyRecord = { readonly id: string; readonly [field: string]: unknown }
+
+export const jobEvent = (type: EventType, job: AnyRecord, move?: Moved): NewEvent => ({ type, data: eventData(payloadShapes.job, job, move) })
 
 /** job.completed, exactly as spec 6.2. */
-export const jobCompletedEvent = (job: TimedJob, move: Moved): NewEvent => ({
+export const jobCompletedEvent = (job: AnyRecord, move: Moved): NewEvent => ({
   type: "job.completed",
-  data: {
-    job_id: job.id,
-    job_number: job.job_number,
-    customer: job.customer,
-    previous_status: move.previous_status,
-    new_status: move.new_status,
-    started_at: job.started_at,
-    completed_at: job.completed_at,
-    actual_duration: job.actual_duration
-  }
+  data: eventData(payloadShapes.jobCompleted, job, move)
 })
 
-type PartLike = { readonly id: string; readonly part_number: string; readonly job_id: string; readonly status: string }
-export const partEvent = (type: EventType, part: PartLike, move?: Moved): NewEvent => ({
+export const partEvent = (type: EventType, part: AnyRecord, move?: Moved): NewEvent => ({ type, data: eventData(payloadShapes.part, part, move) })
+
+export const operationEvent = (type: EventType, operation: AnyRecord, move?: Moved, extra: Record<string, unknown> = {}): NewEvent => ({
   type,
-  data: { part_id: part.id, part_number: part.part_number, job_id: part.job_id, status: part.status, ...statusChange(move), part }
+  data: eventData(payloadShapes.operation, operation, move, extra)
 })
 
-type OperationLike = { readonly id: string; readonly operation_name: string; readonly part_id: string; readonly status: string }
-export const operationEvent = (type: EventType, operation: OperationLike, move?: Moved, extra: Record<string, unknown> = {}): NewEvent => ({
+export const batchEvent = (type: EventType, batch: AnyRecord, move: Moved, extra: Record<string, unknown> = {}): NewEvent => ({
   type,
-  data: {
-    operation_id: operation.id,
-    operation_name: operation.operation_name,
-    part_id: operation.part_id,
-    status: operation.status,
-    ...statusChange(move),
-    ...extra,
-    operation
-  }
+  data: eventData(payloadShapes.batch, batch, move, extra)
 })
 
-type BatchLike = { readonly id: string; readonly batch_number: string; readonly status: string }
-export const batchEvent = (type: EventType, batch: BatchLike, move: Moved, extra: Record<string, unknown> = {}): NewEvent => ({
-  type,
-  data: { batch_id: batch.id, batch_number: batch.batch_number, status: batch.status, ...statusChange(move), ...extra, batch }
-})
+export const issueEvent = (type: EventType, issue: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.issue, issue) })
 
-type IssueLike = {
-  readonly id: string
-  readonly issue_type: string
-  readonly ncr_number: string | null
-  readonly operation_id: string
-  readonly severity: string | null
-  readonly status: string
-}
-export const issueEvent = (type: EventType, issue: IssueLike): NewEvent => ({
-  type,
-  data: {
-    issue_id: issue.id,
-    issue_type: issue.issue_type,
-    ncr_number: issue.ncr_number,
-    operation_id: issue.operation_id,
-    severity: issue.severity,
-    status: issue.status,
-    issue
-  }
-})
+export const stepEvent = (type: EventType, substep: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.step, substep) })
 
-type SubstepLike = { readonly id: string; readonly operation_id: string; readonly sequence: number; readonly completed: boolean }
-export const stepEvent = (type: EventType, substep: SubstepLike): NewEvent => ({
-  type,
-  data: { substep_id: substep.id, operation_id: substep.operation_id, sequence: substep.sequence, completed: substep.completed, substep }
-})
+type PartLike = { readonly id: string; readonly status: string }
 
 /** part.started / part.completed for the parts whose status a roll-up changed (spec 6.1). */
 export const rollUpEvents = (parts: ReadonlyArray<PartLike & { readonly previous: string }>): Array<NewEvent> =>

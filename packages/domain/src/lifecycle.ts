@@ -1,8 +1,11 @@
 // Shared shape of the state machines (spec 3): each row is {from, action, to} plus the timestamp
 // effects the store applies in the same guarded UPDATE.
 import { Effect } from "effect"
-import { InvalidStateTransition, NotFound } from "./errors.ts"
-import type { EventType } from "./events.ts"
+import { Forbidden, InvalidStateTransition, NotFound } from "./errors.ts"
+import type { EventPlan, EventType } from "./events.ts"
+import type { JsonText } from "./json.ts"
+import { CurrentTenant, type ReferenceTable } from "./ports.ts"
+import { label } from "./references.ts"
 
 /** What a transition does to a timestamp column: set now, set now only if empty, or clear. */
 export type Stamp = "now" | "first" | "clear"
@@ -93,4 +96,94 @@ export const runPatchTo = <S extends string, A extends string, T, E>(o: Mover<S,
     const now = yield* o.status()
     if (now === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
     return yield* refuseMove(o.machine, o.entity, now, o.target)
+  })
+
+/** An event of a move: with `move`, the payload carries previous_status and new_status. */
+export type MoveEvent = EventPlan & { readonly move: boolean }
+
+/** One case of a move plan: from these statuses, these stamps, effects and events. */
+export interface MoveCase {
+  readonly from: ReadonlyArray<string>
+  readonly stamps: Readonly<Record<string, Stamp>>
+  readonly effects: ReadonlyArray<string>
+  readonly events: ReadonlyArray<MoveEvent>
+}
+
+/**
+ * A guarded move as the store runs it in one statement: to `to`, from any status of a case (the
+ * case whose `from` holds the current status supplies the stamps, effects and events), with
+ * `changes` applied in the same UPDATE (a PATCH that also sets status).
+ */
+export interface MovePlan {
+  readonly to: string
+  readonly cases: ReadonlyArray<MoveCase>
+  readonly changes: Readonly<Record<string, unknown>>
+}
+
+/** What a one-statement move found: the owner of the id, the status it saw, and the moved record. */
+export interface MoveOutcome<T> {
+  /** The tenant that owns the record; undefined when no tenant has it. */
+  readonly owner: string | undefined
+  /** The record's status when the statement ran. */
+  readonly current: string | undefined
+  readonly moved: { readonly record: JsonText<T>; readonly previous: string } | undefined
+  /** Indexes of references the statement checked and found missing (nothing moved then). */
+  readonly missingRefs: ReadonlyArray<number>
+}
+
+/** The plan of a lifecycle action (one case: the table's row). */
+export const actionPlan = <S extends string, A extends string>(
+  machine: Machine<S, A>,
+  action: A,
+  events: (t: Transition<S, A>) => ReadonlyArray<MoveEvent>,
+  changes: Readonly<Record<string, unknown>> = {}
+): MovePlan => {
+  const t = machine.find((r) => r.action === action)!
+  return { to: t.to, cases: [{ from: t.from, stamps: t.stamps, effects: t.effects ?? [], events: events(t) }], changes }
+}
+
+/** The plan of a PATCH to `target`: for each status, the move the table allows from it (transitionTo). */
+export const patchPlan = <S extends string, A extends string>(
+  machine: Machine<S, A>,
+  target: S,
+  events: (t: Transition<S, A>) => ReadonlyArray<MoveEvent>,
+  changes: Readonly<Record<string, unknown>> = {}
+): MovePlan => {
+  const statuses = [...new Set(machine.flatMap((t) => t.from))]
+  const byTransition = new Map<Transition<S, A>, Array<S>>()
+  for (const s of statuses) {
+    const t = transitionTo(machine, s, target)
+    if (t !== undefined) byTransition.set(t, [...(byTransition.get(t) ?? []), s])
+  }
+  return {
+    to: target,
+    cases: [...byTransition].map(([t, from]) => ({ from, stamps: t.stamps, effects: t.effects ?? [], events: events(t) })),
+    changes
+  }
+}
+
+/**
+ * The answer to a one-statement move: the moved record, or 404 / 403 / 409 naming the current status.
+ * `refusal` builds the 409 from the current status; `recheck` reads the status again when the
+ * statement saw an allowed one but did not move (a concurrent move won in between).
+ */
+export const settleMove = <T>(
+  o: {
+    readonly table: ReferenceTable
+    readonly id: string
+    readonly plan: MovePlan
+    readonly refusal: (current: string) => InvalidStateTransition
+    readonly recheck: Effect.Effect<string | undefined>
+  },
+  outcome: MoveOutcome<T>
+) =>
+  Effect.gen(function*() {
+    const tenant = yield* CurrentTenant
+    if (outcome.owner === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
+    if (outcome.owner !== tenant.id) return yield* new Forbidden({ message: `${label[o.table]} ${o.id} belongs to another tenant` })
+    if (outcome.moved !== undefined) return outcome.moved
+    let current = outcome.current
+    if (current !== undefined && o.plan.cases.some((c) => c.from.includes(current!))) current = yield* o.recheck
+    if (current === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
+    return yield* o.refusal(current)
   })

@@ -4,6 +4,7 @@ import { Effect, Schema } from "effect"
 import { Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
+import type { JsonSlice } from "./json.ts"
 import { detail, failIfAny, type ValidationDetail } from "./validation.ts"
 
 export type FilterKind =
@@ -112,11 +113,8 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
     return { filters: filters as ListQuery<F, S>["filters"], sort, order: order as "asc" | "desc", limit, offset }
   })
 
-/** What a store returns for a list: one page of rows and the total matching. */
-export interface Slice<A> {
-  readonly rows: ReadonlyArray<A>
-  readonly total: number
-}
+/** What a store returns for a list: one page of records as JSON built by the database, and the total matching. */
+export type Slice<A> = JsonSlice<A>
 
 /** A slice with the limit and offset that produced it (spec 4.15 pagination). */
 export interface Page<A> extends Slice<A> {

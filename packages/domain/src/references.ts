@@ -11,7 +11,8 @@ export interface Reference {
   readonly path: Path
 }
 
-const label: Record<ReferenceTable, string> = {
+/** A table's records as messages name them. */
+export const label: Record<ReferenceTable, string> = {
   jobs: "job",
   parts: "part",
   operations: "operation",
@@ -38,12 +39,12 @@ export const checkReferences = (root: string, input: unknown, refs: ReadonlyArra
           Effect.map((m) => [t, m] as const)
         ), { concurrency: "unbounded" })
     )
-    return refs.flatMap((r): Array<ValidationDetail> => {
-      const owner = owners.get(r.table)?.get(r.id)
-      if (owner === tenant.id) return []
-      return [detail(root, input, r.path, "FK_CONSTRAINT", `${label[r.table]} ${r.id} does not exist in this tenant`, r.id)]
-    })
+    return refs.filter((r) => owners.get(r.table)?.get(r.id) !== tenant.id).map((r) => referenceDetail(root, input, r))
   })
+
+/** The 422 detail for a reference that is not a record of the caller's tenant (DECISIONS). */
+export const referenceDetail = (root: string, input: unknown, r: Reference): ValidationDetail =>
+  detail(root, input, r.path, "FK_CONSTRAINT", `${label[r.table]} ${r.id} does not exist in this tenant`, r.id)
 
 /** 404 when no tenant has the record, 403 when another tenant does (spec 5.6, 7.4). */
 export const ensureOwned = (table: ReferenceTable, id: string) =>

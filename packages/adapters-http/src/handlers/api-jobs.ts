@@ -1,21 +1,11 @@
 // /api-jobs (spec 4.1)
 import { Effect } from "effect"
-import { type JobDetail, Jobs, Sync } from "@mes/domain"
+import { type JobCreated, Jobs, Sync } from "@mes/domain"
 import { ok } from "../server.ts"
 import { resourceHandlers, syncHandlers } from "./shared.ts"
 
 /** DECISIONS: job create answers data.job plus the spec's flat form (job_id, parts[].part_id ...). */
-const created = (job: JobDetail) =>
-  ok({
-    job,
-    job_id: job.id,
-    job_number: job.job_number,
-    parts: job.parts.map((p) => ({
-      part_id: p.id,
-      part_number: p.part_number,
-      operations: p.operations.map((o) => ({ operation_id: o.id, operation_name: o.operation_name }))
-    }))
-  }, 201)
+const created = (job: JobCreated) => ok(job, 201)
 
 export const jobHandlers = Effect.gen(function*() {
   const jobs = yield* Jobs

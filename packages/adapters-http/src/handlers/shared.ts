@@ -14,7 +14,8 @@ type Use<A> = Effect.Effect<A, DomainError, CurrentTenant>
 /** The use cases every resource has; lists may carry less (or more) than a read of one (`L`). */
 export interface Resource<T, L = T> {
   readonly list: (query: Readonly<Record<string, string>>) => Use<Page<L>>
-  readonly get: (id: string) => Use<T>
+  /** One record as the API shows it (JSON built by the database). */
+  readonly get: (id: string) => Use<unknown>
   readonly create: (input: unknown) => Use<T>
   readonly update: (id: string, input: unknown) => Use<unknown>
   readonly remove: (id: string) => Use<void>

@@ -7,6 +7,7 @@ import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { stampSql } from "./jobs.ts"
+import { readOwned } from "../json.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
   WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
@@ -45,7 +46,6 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       return listPage<Batch>(sql, {
         table: "batches",
         alias: "b",
-        extra: OPERATION_IDS,
         where: [
           sql`b.tenant_id = ${tenantId}`,
           ...(f.id !== undefined ? [sql`b.id = ${f.id}`] : []),
@@ -60,6 +60,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       })
     },
     get,
+    read: (tenantId, id) => readOwned<Batch>(sql, "batches", tenantId, id),
     update: (tenantId, id, changes) =>
       updateRow<{ id: string }>(sql, "batches", tenantId, id, changes).pipe(
         Effect.flatMap((row) => (row === undefined ? Effect.succeed(undefined) : get(tenantId, id))),

@@ -1,41 +1,20 @@
-// Pieces shared by the stores: the transaction port, reference lookups and list helpers.
+// Pieces shared by the stores: the transaction port, reference lookups and query helpers.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { References, type ReferenceTable, Tx } from "@mes/domain"
+import { liveCondition } from "../json.ts"
 
 /** `%text%` for ILIKE with the pattern characters of the input escaped. */
 export const contains = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
-/** ORDER BY fragment from a whitelisted column map. */
-export const orderBy = (columns: Readonly<Record<string, string>>, sort: string, order: "asc" | "desc", alias: string) =>
-  `ORDER BY ${columns[sort] ?? `${alias}.created_at`} ${order} NULLS LAST, ${alias}.id ${order}`
 
 export const TxPg = Layer.effect(Tx, Effect.gen(function*() {
   const sql = yield* SqlClient
   return Tx.of({ transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)) as any })
 }))
 
-// rows under a soft-deleted job count as absent (404), like the job itself
-const underLiveJob = (table: string, alias: string) =>
-  `SELECT ${alias}.id, ${alias}.tenant_id FROM ${table} ${alias}
-   JOIN operations o ON o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id
-   JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
-   JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
-   WHERE j.deleted_at IS NULL AND ${alias}.id = ANY($1::uuid[])`
-
-const ownerSql: Record<ReferenceTable, string> = {
-  jobs: "SELECT id, tenant_id FROM jobs WHERE deleted_at IS NULL AND id = ANY($1::uuid[])",
-  parts: "SELECT p.id, p.tenant_id FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE j.deleted_at IS NULL AND p.id = ANY($1::uuid[])",
-  operations: "SELECT o.id, o.tenant_id FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE j.deleted_at IS NULL AND o.id = ANY($1::uuid[])",
-  cells: "SELECT id, tenant_id FROM cells WHERE id = ANY($1::uuid[])",
-  profiles: "SELECT id, tenant_id FROM profiles WHERE id = ANY($1::uuid[])",
-  batches: "SELECT id, tenant_id FROM batches WHERE id = ANY($1::uuid[])",
-  time_entries: underLiveJob("time_entries", "e"),
-  issues: underLiveJob("issues", "i"),
-  substeps: underLiveJob("substeps", "s"),
-  webhooks: "SELECT id, tenant_id FROM webhooks WHERE id = ANY($1::uuid[])",
-  webhook_logs: "SELECT id, tenant_id FROM webhook_logs WHERE id = ANY($1::uuid[])"
-}
+/** Which tenant owns each id, with the API's notion of existence (soft-deleted jobs count as absent). */
+const ownerSql = (table: ReferenceTable) =>
+  `SELECT t.id, t.tenant_id FROM ${table} t WHERE t.id = ANY($1::uuid[]) AND ${liveCondition[table]("t")}`
 
 /** PostgreSQL array literal for a uuid[] parameter (ids are validated UUIDs). */
 export const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
@@ -45,7 +24,7 @@ export const ReferencesPg = Layer.effect(References, Effect.gen(function*() {
   const owners = (table: ReferenceTable, ids: ReadonlyArray<string>) =>
     ids.length === 0
       ? Effect.succeed(new Map<string, string>())
-      : sql.unsafe<{ id: string; tenant_id: string }>(ownerSql[table], [uuidArray(ids)]).pipe(
+      : sql.unsafe<{ id: string; tenant_id: string }>(ownerSql(table), [uuidArray(ids)]).pipe(
         Effect.map((rows) => new Map(rows.map((r) => [r.id, r.tenant_id]))),
         Effect.orDie
       )
@@ -59,3 +38,17 @@ export const ReferencesPg = Layer.effect(References, Effect.gen(function*() {
       )
   })
 }))
+
+/**
+ * The indexes `i` of references (`refs`: a jsonb array of {i, tbl, id}) that are not live rows of
+ * the tenant: a reference check that rides along in a write's statement (spec 2.3, DECISIONS: 422).
+ */
+export const missingReferences = (refs: string, tenant: string, tables: ReadonlyArray<ReferenceTable>) =>
+  `SELECT r.i FROM jsonb_to_recordset(${refs}) r (i int, tbl text, id uuid)
+   WHERE NOT ${
+    tables.length === 0 ? "false" : `CASE r.tbl ${
+      tables.map((t) =>
+        `WHEN '${t}' THEN EXISTS (SELECT 1 FROM ${t} x WHERE x.tenant_id = ${tenant} AND x.id = r.id AND ${liveCondition[t]("x")})`
+      ).join(" ")
+    } ELSE false END`
+  }`

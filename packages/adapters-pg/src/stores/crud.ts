@@ -1,44 +1,59 @@
-// Pieces every store's list and plain CRUD share: one paged query with its total, and a generic
-// store for resources without rules of their own (cells, profiles).
+// Pieces every store's list and plain CRUD share: one paged query whose rows come back as JSON
+// built by PostgreSQL (with the total of matches, in the same round trip), and a generic store for
+// resources without rules of their own (cells, profiles).
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import type { CrudStore, FilterKind, ListQuery, Slice } from "@mes/domain"
+import { type CrudStore, type FilterKind, jsonText, type ListQuery, type ReferenceTable, type Slice } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
+import { readOwned, recordJson } from "../json.ts"
 import { deleteRow, insertRows, updateRow } from "../rows.ts"
-import { orderBy } from "./common.ts"
 
-/** `SELECT alias.* FROM table alias WHERE ... ORDER BY ... LIMIT/OFFSET` plus the total of matches. */
-export const listPage = <T extends object>(
+/** Sort keys whose column is NOT NULL: no NULLS LAST, so a (tenant_id, created_at, id) index serves both orders. */
+const NOT_NULL_SORTS = new Set(["created_at"])
+
+const sortKey = (o: { readonly sort: Readonly<Record<string, string>>; readonly alias: string }, sort: string) =>
+  o.sort[sort] ?? `${o.alias}.created_at`
+
+const orderBy = (key: string, idColumn: string, sort: string, order: "asc" | "desc") =>
+  `ORDER BY ${key} ${order}${NOT_NULL_SORTS.has(sort) ? "" : " NULLS LAST"}, ${idColumn} ${order}`
+
+/**
+ * One page of `table` as a JSON array (in the list's order) plus the total of matches, in one
+ * statement. `json` gives a row's JSON from an alias of the table's row type (default: the
+ * table's record JSON); it is evaluated for the page's rows only.
+ */
+export const listPage = <T>(
   sql: SqlClient,
   o: {
-    readonly table: string
+    readonly table: ReferenceTable
     readonly alias: string
     readonly where: ReadonlyArray<Fragment>
     readonly sort: Readonly<Record<string, string>>
     readonly query: { readonly sort: string; readonly order: "asc" | "desc"; readonly limit: number; readonly offset: number }
-    /** Extra select-list expressions, e.g. a child-id array. */
-    readonly extra?: string
+    readonly json?: (alias: string) => string
   }
 ): Effect.Effect<Slice<T>> =>
   Effect.gen(function*() {
     const from = sql.literal(`${o.table} ${o.alias}`)
     const where = sql.and(o.where)
-    const rows = yield* sql<T & { _total: number }>`
-      SELECT ${sql.literal(o.alias)}.*${sql.literal(o.extra === undefined ? "" : `, ${o.extra}`)}, count(*) OVER ()::int AS _total
-      FROM ${from} WHERE ${where}
-      ${sql.literal(orderBy(o.sort, o.query.sort, o.query.order, o.alias))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}`
-    // past the last page the window count has no row to ride on
-    const total = rows.length > 0
-      ? rows[0]!._total
-      : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${from} WHERE ${where}`)[0]!.n
-    return { rows: rows.map(({ _total, ...row }) => row as unknown as T), total }
+    const { sort, order } = o.query
+    const json = (o.json ?? ((alias: string) => recordJson(o.table, alias)))("(s.r)")
+    const [row] = yield* sql<{ total: number; json: string }>`
+      SELECT (SELECT count(*)::int FROM ${from} WHERE ${where}) AS total,
+        '[' || coalesce(string_agg(${sql.literal(json)}, ',' ${sql.literal(orderBy("s.k", "s.id", sort, order))}), '') || ']' AS json
+      FROM (
+        SELECT ${sql.literal(o.alias)} AS r, ${sql.literal(sortKey(o, sort))} AS k, ${sql.literal(o.alias)}.id
+        FROM ${from} WHERE ${where}
+        ${sql.literal(orderBy(sortKey(o, sort), `${o.alias}.id`, sort, order))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}
+      ) s`
+    return { rows: jsonText<ReadonlyArray<T>>(row!.json), total: row!.total }
   }).pipe(Effect.orDie)
 
 export const crudStorePg = <T extends { readonly id: string }>(
   sql: SqlClient,
   o: {
-    readonly table: string
+    readonly table: ReferenceTable
     readonly alias: string
     readonly sort: Readonly<Record<string, string>>
     /** WHERE fragments for the list filters (the tenant condition is added here). */
@@ -56,6 +71,7 @@ export const crudStorePg = <T extends { readonly id: string }>(
       sort: o.sort,
       query: q
     }),
+  read: (tenantId, id) => readOwned<T>(sql, o.table, tenantId, id),
   get: (tenantId, id) =>
     sql<T>`SELECT * FROM ${sql.literal(o.table)} WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
       Effect.map((rows) => rows[0]),

@@ -2,12 +2,13 @@
 // statement as the write, and the per-tenant, per-year NCR counter.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
+import { type Issue, type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow } from "../rows.ts"
 import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { stampSql } from "./jobs.ts"
+import { readOwned } from "../json.ts"
 
 // severity and status sort by rank (low → critical, open → closed), not alphabetically
 const issueSort = {
@@ -59,8 +60,9 @@ export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
           const s = contains(f.search)
           where.push(sql`(i.title ILIKE ${s} OR i.description ILIKE ${s})`)
         }
-        return yield* listPage<IssueRow>(sql, { table: "issues", alias: "i", where, sort: issueSort, query: q })
+        return yield* listPage<Issue>(sql, { table: "issues", alias: "i", where, sort: issueSort, query: q })
       }).pipe(Effect.orDie),
+    read: (tenantId, id) => readOwned<Issue>(sql, "issues", tenantId, id),
     get: (tenantId, id) =>
       sql<IssueRow>`SELECT i.* FROM issues i WHERE i.tenant_id = ${tenantId} AND i.id = ${id} AND ${sql.literal(live("i"))}`.pipe(
         Effect.map((rows) => rows[0]),

@@ -1,12 +1,16 @@
-// Jobs with their parts and operations (spec 4.1): set-based nested insert, lists with one
-// extra query per child level, guarded status moves.
+// Jobs with their parts and operations (spec 4.1): the nested create as one statement, lists and
+// reads as JSON built by PostgreSQL, guarded status moves.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, type Operation, type Part, type Stamp } from "@mes/domain"
+import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan, type Stamp } from "@mes/domain"
+import { Catalog, type Column, fieldJson, insertSelect } from "../catalog.ts"
+import { insertEvents, payloadSql } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
-import { contains, uuidArray } from "./common.ts"
+import { recordWrites } from "../moves.ts"
+import { upsertRows } from "../rows.ts"
+import { contains, missingReferences } from "./common.ts"
+import { jobDetailJson, jobWithPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
 
 export const jobDefaults = { status: "'not_started'", priority: "0" }
@@ -36,75 +40,110 @@ export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: Reado
   )
 ]
 
+/**
+ * The nested create (ARCHITECTURE: the domain plans, the adapter executes once). $1 is the plan
+ * (jsonb), $2 the tenant. Reference checks and cell names ride along; the job is inserted only when
+ * they pass and its number is free, and parts, operations, the usage row and the events only with
+ * it. The answer: the job as the API shows it (parts and operations in input order), or every
+ * reason for a refusal.
+ */
+const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"]) => {
+  const jobs = catalog.columns("jobs")
+  const parts = catalog.columns("parts")
+  const field = (columns: ReadonlyArray<Column>, alias: string) => (name: string) =>
+    fieldJson(columns.find((c) => c.name === name)!, alias)
+  return `
+WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
+names AS (
+  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
+  LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
+),
+ok AS (SELECT NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL) AS ok),
+j AS (
+  ${insertSelect(jobs, "jobs", { from: "ok, jsonb_populate_record(null::jobs, $1::jsonb->'job') r", row: "r", where: "WHERE ok.ok" })}
+  ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
+  RETURNING *
+),
+p AS (
+  ${insertSelect(parts, "parts", { from: "j, jsonb_array_elements($1::jsonb->'parts') e (v), jsonb_populate_record(null::parts, e.v) r", row: "r" })}
+  RETURNING *
+),
+o AS (
+  ${
+    insertSelect(catalog.columns("operations"), "operations", {
+      from: "j, jsonb_array_elements($1::jsonb->'operations') e (v) CROSS JOIN LATERAL jsonb_populate_record(null::operations, e.v) r LEFT JOIN names nm ON nm.name = e.v->>'cell_name'",
+      row: "r",
+      overrides: { cell_id: "coalesce(r.cell_id, nm.id)" }
+    })
+  }
+  RETURNING id, part_id, operations_json(operations) AS json
+),
+part_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'parts') WITH ORDINALITY e (v, n)),
+operation_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'operations') WITH ORDINALITY e (v, n)),
+pd AS (
+  SELECT p.*, po.n, left(p.doc, -1) || ',"operations":[' || coalesce(
+    (SELECT string_agg(o.json, ',' ORDER BY oo.n) FROM o JOIN operation_order oo ON oo.id = o.id WHERE o.part_id = p.id), '') || ']}' AS detail
+  FROM p JOIN part_order po ON po.id = p.id
+),
+d AS (SELECT left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd), '') || ']}' AS json FROM j),
+u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVING count(*) > 0),
+ev AS (
+  ${
+    insertEvents("$2", [
+      { event: events.job, from: "j, d", data: payloadSql(events.job.shape, { field: field(jobs, "j"), record: "d.json" }) },
+      { event: events.part, from: "pd", orderBy: "pd.n", data: payloadSql(events.part.shape, { field: field(parts, "pd"), record: "pd.doc" }) }
+    ])
+  }
+)
+SELECT (SELECT json FROM d) AS json,
+  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
+  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells,
+  EXISTS (SELECT 1 FROM jobs x WHERE x.tenant_id = $2 AND x.job_number = $1::jsonb->'job'->>'job_number' AND x.deleted_at IS NULL) AS taken`
+}
+
 export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
-
-  const partsOf = (tenantId: string, jobIds: ReadonlyArray<string>) =>
-    jobIds.length === 0
-      ? Effect.succeed([] as ReadonlyArray<Part>)
-      : sql.unsafe<Part>(
-        `SELECT * FROM parts WHERE tenant_id = $1 AND job_id = ANY($2::uuid[]) ORDER BY created_at, part_number`,
-        [tenantId, uuidArray(jobIds)]
-      )
+  const createStatements = new Map<string, string>()
+  const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
 
   return JobStore.of({
-    insertNested: (job, parts, operations) =>
+    createNested: (plan) =>
       Effect.gen(function*() {
-        const [created] = yield* insertRows<Job>(sql, "jobs", [job], jobDefaults)
-        const p = yield* insertRows<Part>(sql, "parts", parts, partDefaults)
-        const o = yield* insertRows<Operation>(sql, "operations", operations, operationDefaults)
-        return { job: created!, parts: p, operations: o }
+        const key = `${plan.events.job.type} ${plan.events.part.type}`
+        let statement = createStatements.get(key)
+        if (statement === undefined) createStatements.set(key, statement = createNestedSql(catalog, plan.events))
+        const [row] = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
+          statement,
+          [JSON.stringify({ job: plan.job, parts: plan.parts, operations: plan.operations, refs: plan.refs, cell_names: plan.cellNames }), plan.job.tenant_id]
+        )
+        return row!.json !== null
+          ? { _tag: "Created" as const, job: jsonText<JobDetail>(row!.json) }
+          : { _tag: "Refused" as const, taken: row!.taken, missingRefs: row!.missing_refs, missingCells: row!.missing_cells }
       }).pipe(mapConstraints),
 
-    list: (tenantId, q: JobListQuery) =>
-      Effect.gen(function*() {
-        const f = q.filters
-        const where = [sql`j.tenant_id = ${tenantId}`, sql`j.deleted_at IS NULL`]
-        if (f.id !== undefined) where.push(sql`j.id = ${f.id}`)
-        if (f.status !== undefined) where.push(sql`j.status = ${f.status}`)
-        if (f.customer !== undefined) where.push(sql`j.customer ILIKE ${contains(f.customer)}`)
-        if (f.job_number !== undefined) where.push(sql`j.job_number ILIKE ${contains(f.job_number)}`)
-        if (f.priority !== undefined) where.push(sql`j.priority = ${f.priority}`)
-        if (f.current_cell_id !== undefined) where.push(sql`j.current_cell_id = ${f.current_cell_id}`)
-        if (f.search !== undefined) {
-          const s = contains(f.search)
-          where.push(sql`(j.job_number ILIKE ${s} OR j.customer ILIKE ${s})`)
-        }
-        const { rows, total } = yield* listPage<Job>(sql, { table: "jobs", alias: "j", where, sort: jobSort, query: q })
-        const parts = yield* partsOf(tenantId, rows.map((r) => r.id))
-        const byJob = new Map<string, Array<Part>>()
-        for (const p of parts) {
-          const list = byJob.get(p.job_id)
-          if (list === undefined) byJob.set(p.job_id, [p])
-          else list.push(p)
-        }
-        const jobs: Array<JobWithParts> = rows.map((job) => ({ ...job, parts: byJob.get(job.id) ?? [] }))
-        return { rows: jobs, total }
-      }).pipe(die),
+    list: (tenantId, q: JobListQuery) => {
+      const f = q.filters
+      const where = [sql`j.tenant_id = ${tenantId}`, sql`j.deleted_at IS NULL`]
+      if (f.id !== undefined) where.push(sql`j.id = ${f.id}`)
+      if (f.status !== undefined) where.push(sql`j.status = ${f.status}`)
+      if (f.customer !== undefined) where.push(sql`j.customer ILIKE ${contains(f.customer)}`)
+      if (f.job_number !== undefined) where.push(sql`j.job_number ILIKE ${contains(f.job_number)}`)
+      if (f.priority !== undefined) where.push(sql`j.priority = ${f.priority}`)
+      if (f.current_cell_id !== undefined) where.push(sql`j.current_cell_id = ${f.current_cell_id}`)
+      if (f.search !== undefined) {
+        const s = contains(f.search)
+        where.push(sql`(j.job_number ILIKE ${s} OR j.customer ILIKE ${s})`)
+      }
+      return listPage<JobWithParts>(sql, { table: "jobs", alias: "j", where, sort: jobSort, query: q, json: jobWithPartsJson })
+    },
 
-    get: (tenantId, id) =>
-      Effect.gen(function*() {
-        const [job] = yield* sql<Job>`SELECT * FROM jobs WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL`
-        if (job === undefined) return undefined
-        const parts = yield* partsOf(tenantId, [id])
-        const ops = yield* sql<Operation>`
-          SELECT o.* FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
-          WHERE p.tenant_id = ${tenantId} AND p.job_id = ${id} ORDER BY o.sequence`
-        return { ...job, parts: parts.map((p) => ({ ...p, operations: ops.filter((o) => o.part_id === p.id) })) } as JobDetail
-      }).pipe(die),
+    read: (tenantId, id) => readOwned<JobDetail>(sql, "jobs", tenantId, id, jobDetailJson),
 
-    update: (tenantId, id, changes) =>
-      updateRow<Job>(sql, "jobs", tenantId, id, changes, { where: "AND t.deleted_at IS NULL" }).pipe(mapConstraints),
+    patch: (tenantId, id, changes, events, refs) => writes.patch(tenantId, id, changes, events, refs).pipe(mapConstraints),
 
-    move: (tenantId, id, move, changes) =>
-      moveRow<Job>(sql, "jobs", tenantId, id, {
-        from: move.from,
-        to: move.to,
-        set: stampSql(move.stamps, move.effects),
-        ...(changes === undefined ? {} : { changes }),
-        where: "AND deleted_at IS NULL"
-      }).pipe(mapConstraints),
+    move: (tenantId, id, plan, refs) => writes.move(tenantId, id, plan, refs).pipe(mapConstraints),
 
     status: (tenantId, id) =>
       sql<{ status: JobStatus }>`SELECT status FROM jobs WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL`.pipe(
@@ -112,11 +151,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         die
       ),
 
-    softDelete: (tenantId, id) =>
-      sql`UPDATE jobs SET deleted_at = now(), updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        die
-      ),
+    softDelete: (tenantId, id) => writes.remove(tenantId, id).pipe(die),
 
     upsert: (job) =>
       upsertRows<Job>(sql, "jobs", [job], jobDefaults, { predicate: "deleted_at IS NULL AND external_id IS NOT NULL" }).pipe(

@@ -8,6 +8,7 @@ import { deleteRow, insertRows, moveRow, updateRow, upsertRows } from "../rows.t
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults, stampSql } from "./jobs.ts"
+import { readOwned } from "../json.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -63,6 +64,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
+    read: (tenantId, id) => readOwned<Operation>(sql, "operations", tenantId, id),
     update: (tenantId, id, changes) => updateRow<Operation>(sql, "operations", tenantId, id, changes).pipe(mapConstraints),
     move: (tenantId, id, move, changes) =>
       moveRow<Operation>(sql, "operations", tenantId, id, {

@@ -11,7 +11,7 @@ export const OutboxPg = Layer.effect(Outbox, Effect.gen(function*() {
         ? Effect.void
         : sql.unsafe(
           `INSERT INTO outbox (tenant_id, event_id, event_type, data)
-           SELECT $1, e.id, e.type, e.data FROM jsonb_to_recordset($2::jsonb) AS e (id uuid, type text, data jsonb, ord int)
+           SELECT $1, e.id, e.type, e.data FROM json_to_recordset($2::json) AS e (id uuid, type text, data json, ord int)
            ORDER BY e.ord`,
           [tenantId, JSON.stringify(events.map((e, ord) => ({ ...e, ord })))]
         ).pipe(Effect.asVoid, Effect.orDie)

@@ -3,10 +3,11 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, deleteRow, insertRows, updateRow, upsertRows } from "../rows.ts"
+import { ancestors, deleteRow, insertRows, updateRow, upsertRows, withoutDoc } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
+import { readOwned } from "../json.ts"
 
 const partSort = {
   part_number: "p.part_number",
@@ -50,6 +51,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         return yield* listPage<Part>(sql, { table: "parts", alias: "p", where, sort: partSort, query: q })
       }).pipe(Effect.orDie),
     get,
+    read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id),
     update: (tenantId, id, changes) => updateRow<Part>(sql, "parts", tenantId, id, changes).pipe(mapConstraints),
     remove: (tenantId, id) =>
       deleteRow(sql, "parts", tenantId, id).pipe(mapConstraints),
@@ -83,7 +85,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
            FROM target WHERE p.tenant_id = $1 AND p.id = target.id AND p.status <> target.status
            RETURNING p.*, target.previous`,
           [tenantId, uuidArray(partIds)]
-        ).pipe(Effect.orDie),
+        ).pipe(Effect.map((rows) => rows.map(withoutDoc)), Effect.orDie),
     byExternalIds: (tenantId, source, externalIds) =>
       externalIds.length === 0
         ? Effect.succeed([])

@@ -6,6 +6,7 @@ import { type Substep, SubstepStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow } from "../rows.ts"
 import { listPage } from "./crud.ts"
+import { readOwned } from "../json.ts"
 
 const substepSort = { sequence: "s.sequence", created_at: "s.created_at", completed: "s.completed" }
 
@@ -42,6 +43,7 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
         Effect.map((rows) => rows[0]?.completed),
         Effect.orDie
       ),
+    read: (tenantId, id) => readOwned<Substep>(sql, "substeps", tenantId, id),
     get: (tenantId, id) =>
       sql<Substep>`SELECT s.* FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))}`.pipe(
         Effect.map((rows) => rows[0]),

@@ -7,6 +7,7 @@ import { mapConstraints } from "../constraints.ts"
 import { deleteRow, insertRows, updateRow } from "../rows.ts"
 import { uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
+import { readOwned } from "../json.ts"
 
 const sort = {
   start_time: "e.start_time",
@@ -54,6 +55,7 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
         sort,
         query: q
       }),
+    read: (tenantId, id) => readOwned<TimeEntry>(sql, "time_entries", tenantId, id),
     get: (tenantId, id) =>
       sql<TimeEntry>`SELECT e.* FROM time_entries e WHERE e.tenant_id = ${tenantId} AND e.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
         Effect.map((rows) => rows[0]),
@@ -86,9 +88,13 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
           [tenantId, uuidArray(operationIds)]
         ).pipe(Effect.map((rows) => rows.length), Effect.orDie),
     openForBatch: (tenantId, batchId) =>
+      // in the batch's operation order, so the time shares (and their event) come out in that order
       sql<{ operation_id: string; elapsed_seconds: number }>`
-        SELECT operation_id, floor(extract(epoch FROM now() - start_time))::int AS elapsed_seconds
-        FROM time_entries WHERE tenant_id = ${tenantId} AND batch_id = ${batchId} AND end_time IS NULL`.pipe(Effect.orDie),
+        SELECT e.operation_id, floor(extract(epoch FROM now() - e.start_time))::int AS elapsed_seconds
+        FROM time_entries e
+        LEFT JOIN batch_operations bo ON bo.tenant_id = e.tenant_id AND bo.batch_id = e.batch_id AND bo.operation_id = e.operation_id
+        WHERE e.tenant_id = ${tenantId} AND e.batch_id = ${batchId} AND e.end_time IS NULL
+        ORDER BY bo.sequence, e.operation_id`.pipe(Effect.orDie),
     closeBatch: (tenantId, batchId, minutes) =>
       sql.unsafe<{ id: string }>(
         `UPDATE time_entries t SET end_time = now(), duration_minutes = m.minutes, updated_at = now()

@@ -1,12 +1,11 @@
 // Webhook registrations and delivery logs (spec 2.7, 4.9, 6.2). Only `insert` returns the secret:
-// every other read names its columns, so the secret never reaches a listing, a PATCH answer or a log.
+// reads go through webhooks_json (migration 0010), which has no secret, and updates drop it.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type WebhookLog, WebhookLogStore, type WebhookRow, WebhookStore } from "@mes/domain"
+import { type Webhook, type WebhookLog, WebhookLogStore, type WebhookRow, WebhookStore } from "@mes/domain"
+import { readOwned } from "../json.ts"
 import { insertRows, updateRow } from "../rows.ts"
 import { listPage } from "./crud.ts"
-
-const COLUMNS = "id, tenant_id, url, events, active, description, created_at, updated_at"
 
 const withoutSecret = <T extends { readonly secret?: unknown }>(row: T): Omit<T, "secret"> => {
   const { secret: _s, ...rest } = row
@@ -24,19 +23,9 @@ export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() 
       if (f.id !== undefined) where.push(sql`w.id = ${f.id}`)
       if (f.event_type !== undefined) where.push(sql`${f.event_type} = ANY (w.events)`)
       if (f.active !== undefined) where.push(sql`w.active = ${f.active}`)
-      return listPage<WebhookRow & { secret?: string }>(sql, {
-        table: "webhooks",
-        alias: "w",
-        where,
-        sort: { created_at: "w.created_at", updated_at: "w.updated_at" },
-        query: q
-      }).pipe(Effect.map((page) => ({ ...page, rows: page.rows.map(withoutSecret) })))
+      return listPage<Webhook>(sql, { table: "webhooks", alias: "w", where, sort: { created_at: "w.created_at", updated_at: "w.updated_at" }, query: q })
     },
-    get: (tenantId, id) =>
-      sql.unsafe<WebhookRow>(`SELECT ${COLUMNS} FROM webhooks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]).pipe(
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
-      ),
+    read: (tenantId, id) => readOwned<Webhook>(sql, "webhooks", tenantId, id),
     update: (tenantId, id, changes) =>
       updateRow<WebhookRow & { secret?: string }>(sql, "webhooks", tenantId, id, changes).pipe(
         Effect.map((row) => (row === undefined ? undefined : withoutSecret(row))),
@@ -69,11 +58,7 @@ export const WebhookLogStorePg = Layer.effect(WebhookLogStore, Effect.gen(functi
       if (f.delivery_id !== undefined) where.push(sql`l.delivery_id = ${f.delivery_id}`)
       return listPage<WebhookLog>(sql, { table: "webhook_logs", alias: "l", where, sort: { created_at: "l.created_at" }, query: q })
     },
-    get: (tenantId, id) =>
-      sql<WebhookLog>`SELECT * FROM webhook_logs WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
-      ),
+    read: (tenantId, id) => readOwned<WebhookLog>(sql, "webhook_logs", tenantId, id),
     // the lease is left alone: an attempt in flight finishes (and is recorded) before the next one
     redeliver: (tenantId, logId) =>
       sql<{ id: string }>`

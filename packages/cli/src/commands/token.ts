@@ -36,7 +36,7 @@ const issue = Command.make("issue", {
       ),
       AppLive()
     )
-    if (!subject.active) return yield* userError(`Profile ${profileId} is inactive`)
+    if (!subject.parse().active) return yield* userError(`Profile ${profileId} is inactive`)
     const { exp, token } = yield* Effect.promise(() =>
       signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret.value, ttl)
     )

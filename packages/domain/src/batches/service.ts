@@ -3,7 +3,8 @@
 // tracked time across them (distributeBatchTime), all in one transaction.
 import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
-import { findOwned } from "../crud.ts"
+import { readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
 import { runAction, type Transition } from "../lifecycle.ts"
 import { completeFromAnyState, operationMachine } from "../operations/lifecycle.ts"
@@ -44,7 +45,7 @@ const completeOperations: Transition<string, string> = {
 export class Batches extends Context.Service<Batches, {
   readonly create: (input: unknown) => Effect.Effect<Batch, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Batch>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<Batch, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<Batch>, NotFound | Forbidden, Services>
   /** Field updates; `status` moves draft → ready (or cancels a batch not yet started). */
   readonly update: (id: string, input: unknown) => Effect.Effect<Batch, Problem, Services>
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
@@ -196,7 +197,7 @@ export class Batches extends Context.Service<Batches, {
           return yield* tx.transaction(store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids))
         })),
       list: listWith(batchListSpec, store.list),
-      get: (id) => findOwned("batches", "batch", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+      get: (id) => readOwned("batches", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

@@ -4,6 +4,7 @@ import type { GuardedMove, NewRow } from "../jobs/store.ts"
 import type { Moved } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
+import type { Owned } from "../crud.ts"
 
 export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
 export type BatchRow = Omit<Batch, "operation_ids">
@@ -12,6 +13,8 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** Inserts the batch and its operations in order; Conflict when one is in another batch. */
   readonly insert: (batch: NewRow<BatchRow>, operationIds: ReadonlyArray<string>) => Effect.Effect<Batch, Conflict>
   readonly list: (tenantId: string, query: BatchListQuery) => Effect.Effect<Slice<Batch>>
+  /** One record as the API shows it, with its owner (one query). */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Batch>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Batch | undefined>
   readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Batch | undefined, Conflict>
   readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>

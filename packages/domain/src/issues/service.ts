@@ -3,7 +3,8 @@ import { emitter, issueEvent, Outbox } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
-import { findOwned } from "../crud.ts"
+import { readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
@@ -47,7 +48,7 @@ export class Issues extends Context.Service<Issues, {
   /** Creates a general issue or an NCR; an NCR without ncr_number gets the next `NCR-<year>-NNNNN`. */
   readonly create: (input: unknown) => Effect.Effect<Issue, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Issue>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<Issue, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<Issue>, NotFound | Forbidden, Services>
   /** PATCH: verified_by_id stamps verified_at, status stamps or clears resolved_at, in the same statement. */
   readonly update: (id: string, input: unknown) => Effect.Effect<Issue, NotFound | Forbidden | Conflict | ValidationFailed, Services>
 }>()("mes/domain/Issues") {
@@ -110,8 +111,8 @@ export class Issues extends Context.Service<Issues, {
           return presentIssue(row)
         })),
       list: (raw) =>
-        listWith(issueListSpec, store.list)(raw).pipe(Effect.map((page) => ({ ...page, rows: page.rows.map(presentIssue) }))),
-      get: (id) => withRefs(findOwned("issues", ENTITY, id, (tenantId) => store.get(tenantId, id))).pipe(Effect.map(presentIssue)),
+        listWith(issueListSpec, store.list)(raw),
+      get: (id) => readOwned("issues", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

@@ -3,7 +3,8 @@ import type { Conflict } from "../errors.ts"
 import type { NewRow } from "../jobs/store.ts"
 import type { Stamp } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
-import type { IssueListSpec, IssueRow } from "./schema.ts"
+import type { Issue, IssueListSpec, IssueRow } from "./schema.ts"
+import type { Owned } from "../crud.ts"
 
 export type IssueListQuery = ListQuery<IssueListSpec["filters"], IssueListSpec["sort"][number]>
 
@@ -14,7 +15,9 @@ export class IssueStore extends Context.Service<IssueStore, {
   /** Inserts one issue; a duplicate ncr_number of the tenant is a Conflict. */
   readonly insert: (issue: NewRow<IssueRow>, stamps: IssueStamps) => Effect.Effect<IssueRow, Conflict>
   /** Issues of the tenant whose operation is in a live (not soft-deleted) job. */
-  readonly list: (tenantId: string, query: IssueListQuery) => Effect.Effect<Slice<IssueRow>>
+  readonly list: (tenantId: string, query: IssueListQuery) => Effect.Effect<Slice<Issue>>
+  /** One record as the API shows it, with its owner (one query). */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Issue>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<IssueRow | undefined>
   /** Updates columns and applies the stamps in one statement; undefined when no live row matched. */
   readonly update: (

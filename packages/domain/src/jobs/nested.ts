@@ -5,18 +5,23 @@ import type { OperationNested } from "../operations/schema.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { Part } from "../parts/schema.ts"
 import type { PartNested } from "./schema.ts"
-import { newId, References, CurrentTenant } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import type { Reference } from "../references.ts"
 import { detail, type Path, type ValidationDetail } from "../validation.ts"
 import type { NewRow } from "./store.ts"
 
 type PartLike = Omit<PartNested, "operations"> & { readonly operations?: ReadonlyArray<OperationNested> | undefined }
 
+/** An operation row; `cell_name` is resolved to `cell_id` in the tenant by the store's statement. */
+export type NestedOperation = NewRow<Operation> & { readonly cell_name?: string | null }
+
 export interface NestedPlan {
   readonly parts: Array<NewRow<Part>>
-  readonly operations: Array<NewRow<Operation>>
+  readonly operations: Array<NestedOperation>
   readonly details: Array<ValidationDetail>
   readonly refs: Array<Reference>
+  /** Cells named by `cell_name` (without `cell_id`), with where each was named. */
+  readonly cellNames: Array<{ readonly name: string; readonly path: Path }>
 }
 
 /** Duplicate values among items: a detail for every repeat after the first. */
@@ -53,8 +58,8 @@ const sequenceRules = (root: string, input: unknown, ops: ReadonlyArray<Operatio
 }
 
 /**
- * Builds the rows of parts and operations for job `jobId` and collects every rule violation.
- * Cells named by `cell_name` are resolved in the caller's tenant (one query).
+ * Builds the rows of parts and operations for job `jobId` and collects every rule violation that
+ * needs no database. References (ids, and cells by name) are left for the store's statement.
  */
 export const planNested = (
   root: string,
@@ -104,36 +109,52 @@ export const planNested = (
       }
     })
 
-    const cellNames = new Set<string>()
-    parts.forEach((p) => p.operations?.forEach((o) => o.cell_id == null && o.cell_name != null && cellNames.add(o.cell_name)))
-    const cells = cellNames.size === 0
-      ? new Map<string, string>()
-      : yield* (yield* References).cellsByName(tenant.id, [...cellNames])
 
     const partRows: Array<NewRow<Part>> = parts.map((p, i) => {
       const { operations: _ops, parent_part_number: _ppn, parent_part_id: _ppi, ...fields } = p as PartLike & Record<string, unknown>
       return { ...fields, id: ids[i]!, tenant_id: tenant.id, job_id: jobId, parent_part_id: parentOf.get(ids[i]!) ?? null }
     })
-    const operationRows: Array<NewRow<Operation>> = []
+    const operationRows: Array<NestedOperation> = []
+    const cellNames: Array<{ name: string; path: Path }> = []
     parts.forEach((p, i) => {
       const ops = p.operations ?? []
       const opsPath = [...base, i, "operations"]
       details.push(...sequenceRules(root, input, ops, opsPath))
       ops.forEach((o, j) => {
         const { cell_name, ...fields } = o
-        let cellId = o.cell_id ?? null
+        const cellId = o.cell_id ?? null
         if (cellId !== null) refs.push({ table: "cells", id: cellId, path: [...opsPath, j, "cell_id"] })
-        else if (cell_name != null) {
-          cellId = cells.get(cell_name) ?? null
-          if (cellId === null) {
-            details.push(detail(root, input, [...opsPath, j, "cell_name"], "FK_CONSTRAINT", `cell named '${cell_name}' does not exist in this tenant`))
-          }
-        }
+        else if (cell_name != null) cellNames.push({ name: cell_name, path: [...opsPath, j, "cell_name"] })
         if (o.assigned_operator_id != null) {
           refs.push({ table: "profiles", id: o.assigned_operator_id, path: [...opsPath, j, "assigned_operator_id"] })
         }
-        operationRows.push({ ...fields, id: (o as { id?: string }).id ?? newId(), tenant_id: tenant.id, part_id: ids[i]!, cell_id: cellId })
+        operationRows.push({
+          ...fields,
+          id: (o as { id?: string }).id ?? newId(),
+          tenant_id: tenant.id,
+          part_id: ids[i]!,
+          cell_id: cellId,
+          ...(cellId === null && cell_name != null ? { cell_name } : {})
+        })
       })
     })
-    return { parts: partRows, operations: operationRows, details, refs } satisfies NestedPlan
+    return { parts: partRows, operations: operationRows, details, refs, cellNames } satisfies NestedPlan
+  })
+
+/** The detail for a `cell_name` that names no cell of the tenant. */
+export const unknownCellName = (root: string, input: unknown, name: string, path: Path): ValidationDetail =>
+  detail(root, input, path, "FK_CONSTRAINT", `cell named '${name}' does not exist in this tenant`)
+
+/**
+ * Resolves a plan's cell names with a query of their own, for writes that are not yet one
+ * statement: operation rows get their cell_id, and unknown names become details.
+ */
+export const resolveCellNames = (root: string, input: unknown, plan: NestedPlan) =>
+  Effect.gen(function*() {
+    if (plan.cellNames.length === 0) return { operations: plan.operations, details: [] as Array<ValidationDetail> }
+    const tenant = yield* CurrentTenant
+    const cells = yield* (yield* References).cellsByName(tenant.id, [...new Set(plan.cellNames.map((c) => c.name))])
+    const details = plan.cellNames.filter((c) => !cells.has(c.name)).map((c) => unknownCellName(root, input, c.name, c.path))
+    const operations = plan.operations.map(({ cell_name, ...o }) => (cell_name == null ? o : { ...o, cell_id: cells.get(cell_name) ?? null }))
+    return { operations, details }
   })

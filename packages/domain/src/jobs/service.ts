@@ -1,27 +1,36 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
 import { Context, Effect, Layer } from "effect"
-import { Conflict, type Forbidden, type InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { runAction, runPatchTo } from "../lifecycle.ts"
-import { findOwned } from "../crud.ts"
-import { emitter, type EventType, jobCompletedEvent, jobEvent, Outbox, partEvent } from "../events.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type NotFound, type ValidationFailed } from "../errors.ts"
+import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
+import { readOwned, settlePatch, settleRemove } from "../crud.ts"
+import type { JsonText } from "../json.ts"
+import { eventPlan, type EventType, payloadShapes } from "../events.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned } from "../references.ts"
-import { TenantStore } from "../tenants/store.ts"
-import { decodeInput, decodePatchInput, failIfAny } from "../validation.ts"
+import { checkReferences, ensureOwned, type Reference, referenceDetail } from "../references.ts"
+import { decodeInput, decodePatchInput, validationFailed } from "../validation.ts"
 import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
-import type { Operation } from "../operations/schema.ts"
-import type { Part } from "../parts/schema.ts"
 import { type JobAction, jobMachine } from "./lifecycle.ts"
-import { planNested } from "./nested.ts"
+import { planNested, resolveCellNames, unknownCellName } from "./nested.ts"
 import { type Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
-import { type GuardedMove, type JobDetail, JobStore, type JobWithParts } from "./store.ts"
-import type { BadRequest } from "../errors.ts"
+import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
+
+/** The answer of a nested create (DECISIONS: data.job plus the spec's flat form). */
+export interface JobCreated {
+  readonly job: JsonText<JobDetail>
+  readonly job_id: string
+  readonly job_number: string
+  readonly parts: ReadonlyArray<{
+    readonly part_id: string
+    readonly part_number: string
+    readonly operations: ReadonlyArray<{ readonly operation_id: string; readonly operation_name: string }>
+  }>
+}
 
 /** The answer of a job lifecycle action (spec 4.4). */
 export interface JobTransitioned {
-  readonly job: Job
+  readonly job: JsonText<Job>
   readonly action: JobAction
   readonly previous_status: JobStatus
   readonly new_status: JobStatus
@@ -43,35 +52,27 @@ export const normalizeJobInput = (raw: unknown): unknown => {
   }
 }
 
-const assemble = (job: Job, parts: ReadonlyArray<Part>, operations: ReadonlyArray<Operation>): JobDetail => ({
-  ...job,
-  parts: parts.map((p) => ({ ...p, operations: operations.filter((o) => o.part_id === p.id) }))
-})
-
 export class Jobs extends Context.Service<Jobs, {
-  /** Creates a job with its parts and operations in one transaction (spec 4.1 POST); emits job.created. */
-  readonly create: (input: unknown) => Effect.Effect<JobDetail, Conflict | ValidationFailed, Services>
+  /** Creates a job with its parts and operations in one statement (spec 4.1 POST); emits job.created and part.created. */
+  readonly create: (input: unknown) => Effect.Effect<JobCreated, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<JobWithParts>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<JobDetail, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<JobDetail>, NotFound | Forbidden, Services>
   /** PATCH: field updates; a status change must be a move of the job lifecycle (DECISIONS). */
   readonly update: (
     id: string,
     input: unknown
-  ) => Effect.Effect<Job, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
+  ) => Effect.Effect<JsonText<Job>, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
   /** A lifecycle action of spec 3.1 (start, stop, complete, resume) as one guarded statement. */
   readonly transition: (
     id: string,
     action: JobAction
-  ) => Effect.Effect<JobTransitioned, NotFound | Forbidden | Conflict | InvalidStateTransition, Services>
+  ) => Effect.Effect<JobTransitioned, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
   /** Soft delete: the job disappears from queries and frees its number (spec 4.1, DECISIONS). */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden, Services>
 }>()("mes/domain/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const store = yield* JobStore
-    const tenants = yield* TenantStore
-    const emit = emitter(yield* Outbox)
     const references = yield* References
-    const tx = yield* Tx
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(JobCreate, "job")
     const decodePatch = decodePatchInput(JobPatch, "job")
@@ -96,87 +97,92 @@ export class Jobs extends Context.Service<Jobs, {
         const plan = yield* planNested("job", input, jobId, decoded.parts)
         const refs = [...plan.refs]
         if (decoded.current_cell_id != null) refs.push({ table: "cells", id: decoded.current_cell_id, path: ["current_cell_id"] })
-        const refDetails = yield* checkReferences("job", input, refs)
-        const details = [...plan.details, ...refDetails]
-        // spec 7.4: a taken job_number is 409 before any 422; on a clean body the unique index answers it
-        if (details.length > 0 && (yield* store.numberTaken(tenant.id, decoded.job_number))) {
-          return yield* jobNumberConflict(decoded.job_number)
+        if (plan.details.length > 0) {
+          // the error path may take more round trips: 409 first (spec 7.4), then every problem at once
+          if (yield* store.numberTaken(tenant.id, decoded.job_number)) return yield* jobNumberConflict(decoded.job_number)
+          const cells = yield* resolveCellNames("job", input, plan)
+          return yield* validationFailed("job", [...plan.details, ...cells.details, ...(yield* checkReferences("job", input, refs))])
         }
-        yield* failIfAny("job", details)
         const { parts: _parts, ...jobFields } = decoded
-        return yield* tx.transaction(Effect.gen(function*() {
-          const created = yield* store.insertNested({ ...jobFields, id: jobId, tenant_id: tenant.id }, plan.parts, plan.operations).pipe(
-            Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e))
-          )
-          yield* tenants.countParts(tenant.id, plan.parts.length)
-          const detail = assemble(created.job, created.parts, created.operations)
-          yield* emit([jobEvent("job.created", detail), ...created.parts.map((p) => partEvent("part.created", p))])
-          return detail
-        }))
+        const result = yield* store.createNested({
+          job: { ...jobFields, id: jobId, tenant_id: tenant.id },
+          parts: plan.parts,
+          operations: plan.operations,
+          refs: refs.map((r, i) => ({ i, tbl: r.table, id: r.id })),
+          cellNames: [...new Set(plan.cellNames.map((c) => c.name))],
+          events: { job: { type: "job.created", shape: payloadShapes.job }, part: { type: "part.created", shape: payloadShapes.part } }
+        }).pipe(Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e)))
+        if (result._tag === "Refused") {
+          if (result.taken || (result.missingRefs.length === 0 && result.missingCells.length === 0)) {
+            return yield* jobNumberConflict(decoded.job_number)
+          }
+          const missing = new Set(result.missingCells)
+          return yield* validationFailed("job", [
+            ...plan.cellNames.filter((c) => missing.has(c.name)).map((c) => unknownCellName("job", input, c.name, c.path)),
+            ...result.missingRefs.map((i) => referenceDetail("job", input, refs[i]!))
+          ])
+        }
+        return {
+          job: result.job,
+          job_id: jobId,
+          job_number: decoded.job_number,
+          parts: plan.parts.map((p) => ({
+            part_id: p.id,
+            part_number: p.part_number!,
+            operations: plan.operations.filter((o) => o.part_id === p.id).map((o) => ({ operation_id: o.id, operation_name: o.operation_name! }))
+          }))
+        } satisfies JobCreated
       }).pipe(withRefs)
 
-    /** The lifecycle event of a move: job.completed as spec 6.2, the others as docs/events.md. */
-    const moveEvent = (moved: { row: Job; previous: string; transition: { event?: EventType | undefined } }) => {
-      const change = { previous_status: moved.previous, new_status: moved.row.status }
-      return moved.transition.event === "job.completed"
-        ? jobCompletedEvent(moved.row, change)
-        : jobEvent(moved.transition.event!, moved.row, change)
-    }
+    /** The event of a lifecycle row: job.completed as spec 6.2, the others as docs/events.md. */
+    const moveEvents = (t: { readonly event?: EventType | undefined }): Array<MoveEvent> => [{ ...eventPlan(t.event!), move: true }]
 
-    const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
-      machine: jobMachine,
-      entity: "job",
-      id,
-      move: (t: GuardedMove) => store.move(tenantId, id, t, changes),
-      status: () => store.status(tenantId, id)
-    })
+    /** The 409 a refused PATCH status names: the current status and those a move to target needs. */
+    const move = (id: string, plan: MovePlan, refusal: (current: string) => InvalidStateTransition, refs: ReadonlyArray<Reference> = [], input: unknown = {}) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const outcome = yield* store.move(tenant.id, id, plan, refs.map((r, i) => ({ i, tbl: r.table, id: r.id })))
+        if (outcome.owner === tenant.id && outcome.missingRefs.length > 0) {
+          return yield* validationFailed("job", outcome.missingRefs.map((i) => referenceDetail("job", input, refs[i]!)))
+        }
+        return yield* settleMove({ table: "jobs", id, plan, refusal, recheck: store.status(tenant.id, id) }, outcome)
+      })
 
     const update = (id: string, raw: unknown) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        yield* ensureOwned("jobs", id)
         const input = renameAliases(raw, jobAliases)
-        const patch = yield* decodePatch(input)
-        if (patch.current_cell_id != null) {
-          yield* failIfAny("job", yield* checkReferences("job", input, [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }]))
-        }
+        // spec 7.4: 403 / 404 before 422
+        const patch = yield* decodePatch(input).pipe(Effect.tapError(() => ensureOwned("jobs", id).pipe(withRefs)))
+        const refs: Array<Reference> = patch.current_cell_id != null ? [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }] : []
         const { status, ...changes } = patch
-        return yield* tx.transaction(Effect.gen(function*() {
-          if (status === undefined) {
-            const job = yield* store.update(tenant.id, id, changes)
-            if (job === undefined) return yield* new NotFound({ entity: "job", id })
-            yield* emit([jobEvent("job.updated", job)])
-            return job
-          }
-          // DECISIONS: a status change is a move of the job lifecycle, with its side effects and event
-          const moved = yield* runPatchTo({ ...mover(tenant.id, id, changes), target: status })
-          yield* emit([jobEvent("job.updated", moved.row), moveEvent(moved)])
-          return moved.row
-        }))
-      }).pipe(withRefs)
+        if (status === undefined) {
+          const outcome = yield* store.patch(tenant.id, id, changes, [{ ...eventPlan("job.updated"), move: false }], refs.map((r, i) => ({ i, tbl: r.table, id: r.id })))
+          return yield* settlePatch({ table: "jobs", id, root: "job", input, refs }, outcome)
+        }
+        // DECISIONS: a status change is a move of the job lifecycle, with its side effects and event
+        const plan = patchPlan(jobMachine, status, (t) => [{ ...eventPlan("job.updated"), move: false }, ...moveEvents(t)], changes)
+        const moved = yield* move(id, plan, (current) => refuseMove(jobMachine, "job", current as JobStatus, status), refs, input)
+        return moved.record
+      })
 
     return Jobs.of({
       create,
       list: listWith(jobListSpec, store.list),
-      get: (id) => findOwned("jobs", "job", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+      get: (id) => readOwned("jobs", id, (tenantId) => store.read(tenantId, id)),
       update,
       transition: (id, action) =>
         Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("jobs", id)
-          const moved = yield* tx.transaction(Effect.gen(function*() {
-            const moved = yield* runAction({ ...mover(tenant.id, id), action })
-            yield* emit([moveEvent(moved)])
-            return moved
-          }))
-          return { job: moved.row, action, previous_status: moved.previous as JobStatus, new_status: moved.row.status }
-        }).pipe(withRefs),
+          const plan = actionPlan(jobMachine, action, moveEvents)
+          const t = jobMachine.find((r) => r.action === action)!
+          const moved = yield* move(id, plan, (current) => new InvalidStateTransition({ entity: "job", current, required: t.from, action }))
+          return { job: moved.record, action, previous_status: moved.previous as JobStatus, new_status: t.to }
+        }),
       remove: (id) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("jobs", id)
-          if (!(yield* store.softDelete(tenant.id, id))) return yield* new NotFound({ entity: "job", id })
-        }).pipe(withRefs)
+          yield* settleRemove("jobs", id, yield* store.softDelete(tenant.id, id))
+        })
     })
   }))
 }

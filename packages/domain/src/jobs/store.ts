@@ -1,9 +1,14 @@
 import { Context, type Effect } from "effect"
+import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
+import type { EventPlan } from "../events.ts"
+import type { JsonText } from "../json.ts"
+import type { ReferenceTable } from "../ports.ts"
+import type { NestedOperation } from "./nested.ts"
 import type { Conflict } from "../errors.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { Part } from "../parts/schema.ts"
 import type { ListQuery, Slice } from "../query.ts"
-import type { Moved, Transition } from "../lifecycle.ts"
+import type { MoveEvent, MoveOutcome, MovePlan, Transition } from "../lifecycle.ts"
 import type { Job, JobListSpec, JobStatus } from "./schema.ts"
 
 /** Column values for new rows: everything but the database's timestamps and defaults. */
@@ -13,30 +18,64 @@ export type JobWithParts = Job & { readonly parts: ReadonlyArray<Part> }
 export type JobDetail = Job & { readonly parts: ReadonlyArray<Part & { readonly operations: ReadonlyArray<Operation> }> }
 export type JobListQuery = ListQuery<JobListSpec["filters"], JobListSpec["sort"][number]>
 
+/** A reference the store checks in the caller's tenant within its statement; `i` indexes the caller's list. */
+export interface CheckedReference {
+  readonly i: number
+  readonly tbl: ReferenceTable
+  readonly id: string
+}
+
+/**
+ * Everything a nested job create writes, planned by the domain: the rows with their ids (operations
+ * may name a cell by `cell_name`), the references to check, and the events with their shapes.
+ */
+export interface NestedJobPlan {
+  readonly job: NewRow<Job>
+  readonly parts: ReadonlyArray<NewRow<Part>>
+  readonly operations: ReadonlyArray<NestedOperation>
+  readonly refs: ReadonlyArray<CheckedReference>
+  readonly cellNames: ReadonlyArray<string>
+  readonly events: { readonly job: EventPlan; readonly part: EventPlan }
+}
+
+/** Created, with the job as the API shows it; or refused with every reason the statement found. */
+export type NestedJobResult =
+  | { readonly _tag: "Created"; readonly job: JsonText<JobDetail> }
+  | {
+    readonly _tag: "Refused"
+    /** A live job of the tenant has the job_number. */
+    readonly taken: boolean
+    /** Indexes (`i`) of references that are not the tenant's. */
+    readonly missingRefs: ReadonlyArray<number>
+    readonly missingCells: ReadonlyArray<string>
+  }
+
 /** A lifecycle row as the stores apply it: guard, target, timestamp stamps and named effects. */
 export type GuardedMove = Pick<Transition<string, string>, "from" | "to" | "stamps" | "effects">
 
 export class JobStore extends Context.Service<JobStore, {
-  /** Inserts a job, its parts and their operations: one statement per level. */
-  readonly insertNested: (
-    job: NewRow<Job>,
-    parts: ReadonlyArray<NewRow<Part>>,
-    operations: ReadonlyArray<NewRow<Operation>>
-  ) => Effect.Effect<{ job: Job; parts: ReadonlyArray<Part>; operations: ReadonlyArray<Operation> }, Conflict>
+  /**
+   * A nested create as ONE statement: checks the references and cell names, inserts the job (unless
+   * its number is taken), its parts and operations, counts the parts and appends the events.
+   */
+  readonly createNested: (plan: NestedJobPlan) => Effect.Effect<NestedJobResult, Conflict>
   readonly list: (tenantId: string, query: JobListQuery) => Effect.Effect<Slice<JobWithParts>>
-  readonly get: (tenantId: string, id: string) => Effect.Effect<JobDetail | undefined>
-  /** Updates columns; undefined when no row matched. */
-  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Job | undefined, Conflict>
-  /** A guarded lifecycle move in one statement (spec 3.1); undefined when missing or not in `from`. */
-  readonly move: (
+  /** A job with its parts and their operations, as the API shows it, with its owner. */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<JobDetail>>
+  /** PATCH without status as one statement (owner, reference checks, update, events). */
+  readonly patch: (
     tenantId: string,
     id: string,
-    move: GuardedMove,
-    changes?: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<Moved<Job> | undefined, Conflict>
+    changes: Readonly<Record<string, unknown>>,
+    events: ReadonlyArray<MoveEvent>,
+    refs: ReadonlyArray<CheckedReference>
+  ) => Effect.Effect<PatchOutcome<Job>, Conflict>
+  /** A guarded move (lifecycle action or PATCH status) as one statement (spec 3.1). */
+  readonly move: (tenantId: string, id: string, plan: MovePlan, refs: ReadonlyArray<CheckedReference>) => Effect.Effect<MoveOutcome<Job>, Conflict>
   /** The status of a non-deleted job. */
   readonly status: (tenantId: string, id: string) => Effect.Effect<JobStatus | undefined>
-  readonly softDelete: (tenantId: string, id: string) => Effect.Effect<boolean>
+  /** Soft delete as one statement, with the owner of the id. */
+  readonly softDelete: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
   /** Inserts or updates a job by (external_source, external_id) among non-deleted jobs. */
   readonly upsert: (job: NewRow<Job>) => Effect.Effect<{ readonly row: Job; readonly inserted: boolean }, Conflict>
   /** The non-deleted job with this external key. */

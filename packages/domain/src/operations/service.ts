@@ -7,7 +7,8 @@ import { renameAliases } from "../fields.ts"
 import { runAction, runPatchTo, type Transition } from "../lifecycle.ts"
 import { PartStore } from "../parts/store.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
-import { findOwned } from "../crud.ts"
+import { readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
@@ -49,7 +50,7 @@ export class Operations extends Context.Service<Operations, {
   /** Creates an operation on a part of the tenant; sequence defaults to max+1 (spec 2.3). */
   readonly create: (input: unknown) => Effect.Effect<Operation, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Operation>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<Operation, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<Operation>, NotFound | Forbidden, Services>
   /** PATCH the allowed fields; status `completed` from any state sets completed_at (spec 3.2). */
   readonly update: (
     id: string,
@@ -167,7 +168,7 @@ export class Operations extends Context.Service<Operations, {
       // `paused` is an input alias of on_hold (DECISIONS), in filters too
       list: listWith(operationListSpec, (tenantId, q) =>
         store.list(tenantId, q.filters.status === "paused" ? { ...q, filters: { ...q.filters, status: "on_hold" } } : q)),
-      get: (id) => withRefs(findOwned("operations", "operation", id, (tenantId) => store.get(tenantId, id))),
+      get: (id) => readOwned("operations", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

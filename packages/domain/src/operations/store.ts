@@ -6,6 +6,7 @@ import type { Upserted } from "../parts/store.ts"
 import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
+import type { Owned } from "../crud.ts"
 
 export interface OperationContext {
   readonly part: { readonly id: string; readonly part_number: string; readonly job: { readonly id: string; readonly job_number: string } }
@@ -17,6 +18,8 @@ export class OperationStore extends Context.Service<OperationStore, {
   /** Inserts one operation; a missing sequence becomes max(existing)+1 under a lock on the part. */
   readonly insert: (operation: NewRow<Operation>) => Effect.Effect<Operation, Conflict>
   readonly list: (tenantId: string, query: OperationListQuery) => Effect.Effect<Slice<Operation>>
+  /** One record as the API shows it, with its owner (one query). */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Operation>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Operation | undefined>
   readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Operation | undefined, Conflict>
   /** A guarded lifecycle move in one statement (spec 3.2); undefined when missing or not in `from`. */

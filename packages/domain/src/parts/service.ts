@@ -3,7 +3,8 @@ import { emitter, Outbox, partEvent } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
-import { findOwned } from "../crud.ts"
+import { readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
@@ -52,7 +53,7 @@ export class Parts extends Context.Service<Parts, {
   /** Creates a part in an existing job of the tenant (spec 4.2 POST); emits part.created. */
   readonly create: (input: unknown) => Effect.Effect<Part, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Part>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<Part, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<Part>, NotFound | Forbidden, Services>
   /** Updates any field but tenant_id, id, created_at (spec 4.2); emits part.updated. */
   readonly update: (id: string, input: unknown) => Effect.Effect<Part, NotFound | Forbidden | Conflict | ValidationFailed, Services>
   /** Hard delete with its operations; refused with child parts (409). */
@@ -92,7 +93,7 @@ export class Parts extends Context.Service<Parts, {
           }))
         })),
       list: listWith(partListSpec, store.list),
-      get: (id) => provide(findOwned("parts", "part", id, (tenantId) => store.get(tenantId, id))),
+      get: (id) => readOwned("parts", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

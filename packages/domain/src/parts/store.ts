@@ -3,6 +3,7 @@ import type { Conflict } from "../errors.ts"
 import type { NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
+import type { Owned } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
@@ -14,6 +15,8 @@ export interface Upserted<T> {
 export class PartStore extends Context.Service<PartStore, {
   readonly insert: (part: NewRow<Part>) => Effect.Effect<Part, Conflict>
   readonly list: (tenantId: string, query: PartListQuery) => Effect.Effect<Slice<Part>>
+  /** One record as the API shows it, with its owner (one query). */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Part | undefined>
   readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Part | undefined, Conflict>
   /** Hard delete; the part's operations go with it (spec 4.2). */

@@ -6,7 +6,7 @@ import { Context, Effect, Layer } from "effect"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
-import { planNested } from "../jobs/nested.ts"
+import { planNested, resolveCellNames } from "../jobs/nested.ts"
 import { JobSync } from "../jobs/schema.ts"
 import { JobStore } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
@@ -130,9 +130,10 @@ export class Sync extends Context.Service<Sync, {
           }
         })
         const plan = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map((p) => known.get(p.external_id)?.id ?? newId()))
+        const cells = yield* resolveCellNames("job", body, plan)
         const refs: Array<Reference> = [...plan.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
-        yield* failIfAny("job", [...details, ...plan.details, ...(yield* checkReferences("job", body, refs))])
+        yield* failIfAny("job", [...details, ...plan.details, ...cells.details, ...(yield* checkReferences("job", body, refs))])
         const { parts: _p, ...jobFields } = input
         return yield* tx.transaction(Effect.gen(function*() {
           const saved = yield* jobs.upsert({ ...jobFields, id: jobId, tenant_id: tenant.id })
@@ -140,7 +141,7 @@ export class Sync extends Context.Service<Sync, {
           const savedParts = yield* parts.upsert(partRows)
           if (savedParts.length !== partRows.length) return yield* new Conflict({ message: "a synced part belongs to another job" })
           const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
-          const opRows = plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id }))
+          const opRows = cells.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id }))
           const savedOps = yield* operations.upsert(opRows)
           if (savedOps.length !== opRows.length) return yield* new Conflict({ message: "a synced operation belongs to another part" })
           yield* tenants.countParts(tenant.id, savedParts.filter((p) => p.inserted).length)

@@ -13,7 +13,7 @@ export class TenantStore extends Context.Service<TenantStore, {
   readonly get: (id: string) => Effect.Effect<Tenant | undefined>
   /** True when at least one tenant exists. */
   readonly any: () => Effect.Effect<boolean>
-  /** Adds to current_month_parts (DECISIONS: every created part counts). */
+  /** Counts created parts towards current_month_parts (DECISIONS): appends to the usage ledger, never a shared row. */
   readonly countParts: (tenantId: string, n: number) => Effect.Effect<void>
   readonly insertKey: (key: {
     id: string

@@ -2,7 +2,8 @@
 // recomputes the operation's actual_time in the same transaction.
 import { Context, Effect, Layer } from "effect"
 import { type BadRequest, type Conflict, type Forbidden, NotFound, type ValidationFailed } from "../errors.ts"
-import { findOwned } from "../crud.ts"
+import { findOwned, readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, type Reference } from "../references.ts"
@@ -20,7 +21,7 @@ const endBeforeStart = (input: unknown, start: string | Date, end: string | Date
 
 export class TimeEntries extends Context.Service<TimeEntries, {
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<TimeEntry>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<TimeEntry, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<TimeEntry>, NotFound | Forbidden, Services>
   /** A manual entry: operator and operation in the tenant, end not before start. */
   readonly create: (input: unknown) => Effect.Effect<TimeEntry, Conflict | ValidationFailed, Services>
   readonly update: (id: string, input: unknown) => Effect.Effect<TimeEntry, NotFound | Forbidden | Conflict | ValidationFailed, Services>
@@ -39,7 +40,7 @@ export class TimeEntries extends Context.Service<TimeEntries, {
 
     return TimeEntries.of({
       list: listWith(timeEntryListSpec, store.list),
-      get: (id) => findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id)).pipe(withRefs),
+      get: (id) => readOwned("time_entries", id, (tenantId) => store.read(tenantId, id)),
       create: (raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

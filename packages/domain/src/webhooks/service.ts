@@ -3,6 +3,8 @@
 // rows; the dispatcher (adapters-http) sends them, so no request here waits on a receiver.
 import { Context, Effect, Layer } from "effect"
 import { type BadRequest, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
+import { readOwned } from "../crud.ts"
+import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { isUuid, listWith, type Page } from "../query.ts"
 import { ensureOwned } from "../references.ts"
@@ -65,7 +67,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** Registers a receiver; answers the record with its secret (the only time it is shown). */
   readonly create: (input: unknown) => Effect.Effect<WebhookWithSecret, ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Webhook>, BadRequest | ValidationFailed, Services>
-  readonly get: (id: string) => Effect.Effect<Webhook, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<Webhook>, NotFound | Forbidden, Services>
   /** `active`, `url`, `events` / `event_type`, `description`. */
   readonly update: (id: string, input: unknown) => Effect.Effect<Webhook, NotFound | Forbidden | ValidationFailed, Services>
   /** Hard delete, with its deliveries and logs. */
@@ -125,15 +127,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           })
           return { ...present(row), secret: row.secret }
         }),
-      list: (query) => listWith(webhookListSpec, store.list)(query).pipe(Effect.map((page) => ({ ...page, rows: page.rows.map(present) }))),
-      get: (id) =>
-        withRefs(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhooks", id)
-          const row = yield* store.get(tenant.id, id)
-          if (row === undefined) return yield* new NotFound({ entity: "webhook", id })
-          return present(row)
-        })),
+      list: listWith(webhookListSpec, store.list),
+      get: (id) => readOwned("webhooks", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
@@ -174,7 +169,7 @@ export class Webhooks extends Context.Service<Webhooks, {
 export class WebhookLogs extends Context.Service<WebhookLogs, {
   /** Newest first; a `webhook_id` filter naming another tenant's webhook is 403. */
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<WebhookLog>, BadRequest | ValidationFailed | Forbidden, Services>
-  readonly get: (id: string) => Effect.Effect<WebhookLog, NotFound | Forbidden, Services>
+  readonly get: (id: string) => Effect.Effect<JsonText<WebhookLog>, NotFound | Forbidden, Services>
   /** Puts the log's delivery back to pending, due now: one more attempt with the same delivery id. */
   readonly redeliver: (id: string) => Effect.Effect<DeliveryQueued, NotFound | Forbidden, Services>
 }>()("mes/domain/WebhookLogs") {
@@ -197,14 +192,7 @@ export class WebhookLogs extends Context.Service<WebhookLogs, {
           }
           return yield* list(query)
         })),
-      get: (id) =>
-        withRefs(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhook_logs", id)
-          const row = yield* store.get(tenant.id, id)
-          if (row === undefined) return yield* new NotFound({ entity: "webhook log", id })
-          return row
-        })),
+      get: (id) => readOwned("webhook_logs", id, (tenantId) => store.read(tenantId, id)),
       redeliver: (id) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

@@ -1,7 +1,8 @@
 // Storage ports of webhook registrations and delivery logs (implemented in adapters-pg).
 import { Context, type Effect } from "effect"
+import type { Owned } from "../crud.ts"
 import type { ListQuery, Slice } from "../query.ts"
-import type { webhookListSpec, webhookLogListSpec, WebhookLog } from "./schema.ts"
+import type { Webhook, webhookListSpec, webhookLogListSpec, WebhookLog } from "./schema.ts"
 
 /** A stored registration without its secret (events as subscribed). */
 export interface WebhookRow {
@@ -32,8 +33,9 @@ export type WebhookLogListQuery = ListQuery<typeof webhookLogListSpec["filters"]
 export class WebhookStore extends Context.Service<WebhookStore, {
   /** Returns the new row with its secret. */
   readonly insert: (row: NewWebhook) => Effect.Effect<WebhookRow & { readonly secret: string }>
-  readonly list: (tenantId: string, query: WebhookListQuery) => Effect.Effect<Slice<WebhookRow>>
-  readonly get: (tenantId: string, id: string) => Effect.Effect<WebhookRow | undefined>
+  readonly list: (tenantId: string, query: WebhookListQuery) => Effect.Effect<Slice<Webhook>>
+  /** A registration as the API shows it, with its owner. */
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Webhook>>
   /** Undefined when no row matched. */
   readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<WebhookRow | undefined>
   /** False when no row matched; its deliveries and logs go with it. */
@@ -47,7 +49,7 @@ export class WebhookStore extends Context.Service<WebhookStore, {
 
 export class WebhookLogStore extends Context.Service<WebhookLogStore, {
   readonly list: (tenantId: string, query: WebhookLogListQuery) => Effect.Effect<Slice<WebhookLog>>
-  readonly get: (tenantId: string, id: string) => Effect.Effect<WebhookLog | undefined>
+  readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<WebhookLog>>
   /**
    * Puts the delivery of log `logId` back to pending, due now (one statement; attempts and the
    * delivery id are kept). Its delivery id, or undefined when the log or its delivery is gone.

@@ -1,0 +1,48 @@
+// Event payloads built in SQL, in the same statement as the change (ARCHITECTURE: events in the
+// same transaction as the change; one round trip per write). The shapes come from the domain
+// (payloadShapes); this compiles one into an expression that writes the compact JSON text.
+import type { EventPlan, PayloadShape } from "@mes/domain"
+
+const entry = (key: string, value: string) => `'${JSON.stringify(key)}:' || coalesce(${value}, 'null')`
+
+/**
+ * The `data` of an event as a SQL text expression. `field` gives a record field's JSON text,
+ * `record` the whole record's JSON text, `previous` the status before a move (a text expression),
+ * `extra` further [key, JSON text expression] pairs.
+ */
+export const payloadSql = (
+  shape: PayloadShape,
+  o: {
+    readonly field: (name: string) => string
+    readonly record?: string
+    readonly previous?: string
+    readonly extra?: ReadonlyArray<readonly [string, string]>
+  }
+) => {
+  const entries = shape.picks.map(([key, field]) => entry(key, o.field(field)))
+  if (o.previous !== undefined) {
+    entries.push(entry("previous_status", `to_json(${o.previous})::text`), entry("new_status", o.field("status")))
+  }
+  for (const [key, field] of shape.after ?? []) entries.push(entry(key, o.field(field)))
+  for (const [key, value] of o.extra ?? []) entries.push(entry(key, value))
+  if (shape.record !== undefined) entries.push(entry(shape.record, o.record ?? "NULL"))
+  return `('{' || ${entries.join(` || ',' || `)} || '}')`
+}
+
+export interface EventSource {
+  readonly event: EventPlan
+  /** The payload expression over the rows of `from`. */
+  readonly data: string
+  readonly from: string
+  /** Orders the events of this source (default: as `from` yields them). */
+  readonly orderBy?: string
+}
+
+/** One INSERT of the events of several sources into the outbox, in source order. */
+export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>) =>
+  `INSERT INTO outbox (tenant_id, event_id, event_type, data)
+   SELECT ${tenant}, gen_random_uuid(), e.type, e.data::json FROM (
+     ${sources.map((s, i) =>
+    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, '${s.event.type.replace(/'/g, "''")}'::text AS type, ${s.data} AS data FROM ${s.from}`
+  ).join("\n     UNION ALL ")}
+   ) e ORDER BY e.source, e.n`

@@ -1,0 +1,71 @@
+// Records as JSON text built by PostgreSQL (migration 0010): the expression for one row, one read
+// with its owner (404 vs 403), and rows of JSON joined into an array without parsing any of them.
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import { jsonText, type JsonText, type Owned, type ReferenceTable } from "@mes/domain"
+
+/** Tables whose JSON is stored in `doc` by a trigger (lists carry them by the hundred). */
+const materialized = new Set(["jobs", "parts"])
+
+/** The API's JSON of the row `alias` of `table`, as text. */
+export const recordJson = (table: string, alias: string) =>
+  materialized.has(table) ? `${alias}.doc` : `${table}_json(${alias})`
+
+/** A job with its parts (list form): the stored job JSON with the parts' stored JSON spliced in. */
+export const jobWithPartsJson = (alias: string) =>
+  `left(${alias}.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(p.doc, ',' ORDER BY p.created_at, p.part_number)
+     FROM parts p WHERE p.tenant_id = ${alias}.tenant_id AND p.job_id = ${alias}.id), '') || ']}'`
+
+/** A job with its parts and their operations (read-one and create form). */
+export const jobDetailJson = (alias: string) =>
+  `left(${alias}.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(left(p.doc, -1) || ',"operations":[' || coalesce(
+       (SELECT string_agg(operations_json(o), ',' ORDER BY o.sequence) FROM operations o WHERE o.tenant_id = p.tenant_id AND o.part_id = p.id),
+       '') || ']}', ',' ORDER BY p.created_at, p.part_number)
+     FROM parts p WHERE p.tenant_id = ${alias}.tenant_id AND p.job_id = ${alias}.id), '') || ']}'`
+
+
+// Rows of child tables count as absent when their job is soft-deleted (DECISIONS: soft-deleted jobs).
+const throughOperation = (alias: string) =>
+  `EXISTS (SELECT 1 FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+     JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+     WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id AND j.deleted_at IS NULL)`
+
+/** The condition under which a row of `table` exists for the API (true for most tables). */
+export const liveCondition: Record<ReferenceTable, (alias: string) => string> = {
+  jobs: (a) => `${a}.deleted_at IS NULL`,
+  parts: (a) => `EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = ${a}.tenant_id AND j.id = ${a}.job_id AND j.deleted_at IS NULL)`,
+  operations: (a) =>
+    `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+       WHERE p.tenant_id = ${a}.tenant_id AND p.id = ${a}.part_id AND j.deleted_at IS NULL)`,
+  time_entries: throughOperation,
+  issues: throughOperation,
+  substeps: throughOperation,
+  cells: () => "true",
+  profiles: () => "true",
+  batches: () => "true",
+  webhooks: () => "true",
+  webhook_logs: () => "true"
+}
+
+/**
+ * One record by id, in one query: its owning tenant (whoever it is) and, when that is `tenantId`,
+ * its JSON. `json` overrides the record expression (e.g. a job with its parts and operations).
+ */
+export const readOwned = <A>(
+  sql: SqlClient,
+  table: ReferenceTable,
+  tenantId: string,
+  id: string,
+  json: (alias: string) => string = (alias) => recordJson(table, alias)
+): Effect.Effect<Owned<A>> =>
+  sql.unsafe<{ owner: string; json: string | null }>(
+    `SELECT t.tenant_id AS owner, CASE WHEN t.tenant_id = $1 THEN ${json("t")} END AS json
+     FROM ${table} t WHERE t.id = $2 AND ${liveCondition[table]("t")}`,
+    [tenantId, id]
+  ).pipe(
+    Effect.map(([row]) => ({
+      owner: row?.owner,
+      record: row?.json == null ? undefined : jsonText<A>(row.json)
+    })),
+    Effect.orDie
+  )
