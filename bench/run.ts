@@ -17,7 +17,7 @@
 //
 // For every (round, db, scenario) it
 //   1. (postgres) creates a fresh database mes_bench_<ts>_<rand> on the loopback server,
-//   2. spawns `node --import tsx --conditions=development bench/server.ts` (a separate process, so the
+//   2. spawns `node --import tsx bench/server.ts` (a separate process, so the
 //      load generator and the server do not share an event loop) and waits for its ready line,
 //   3. seeds --seed jobs (5 parts × 4 operations each) through the API, then runs ANALYZE (after seeding,
 //      never on empty tables: see /work/shared/STACK.md §11). lifecycle also creates 5 operators and seeds

@@ -1,7 +1,7 @@
 // Benchmark target: the real HTTP server over a migrated database, in its own process.
 //
-//   node --import tsx --conditions=development bench/server.ts --db pglite
-//   node --import tsx --conditions=development bench/server.ts --db postgres --url postgres://postgres@127.0.0.1:5432/mes_bench_x
+//   node --import tsx bench/server.ts --db pglite
+//   node --import tsx bench/server.ts --db postgres --url postgres://postgres@127.0.0.1:5432/mes_bench_x
 //
 // Listens on 127.0.0.1 with a free port, creates one tenant, then prints ONE JSON line on stdout:
 //   {"ready":true,"port":40123,"url":"http://127.0.0.1:40123/functions/v1","key":"...","db":"pglite"}

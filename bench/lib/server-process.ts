@@ -24,7 +24,8 @@ export const killAll = () => {
 }
 
 const startServer = async (db: DbKind, database: Database | undefined, extraEnv: Record<string, string>): Promise<Server> => {
-  const args = ["--import", "tsx", "--conditions=development", join(benchDir, "server.ts"), "--db", db, ...serverDbArgs(db, database)]
+  // without the development condition the packages resolve to their compiled dist (as in production)
+  const args = ["--import", "tsx", join(benchDir, "server.ts"), "--db", db, ...serverDbArgs(db, database)]
   // process.execPath is the node binary itself, so child.pid is the server (no npx/tsx wrapper in between)
   const child = spawn(process.execPath, args, {
     cwd: root,

@@ -1,6 +1,7 @@
 // Composes the handlers of every endpoint into the HTTP application and the Node server.
 import { createServer } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
+// by path: the package index also loads the HTTP client (undici), which the server never uses
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { batchHandlers } from "./handlers/api-batches.ts"
@@ -13,7 +14,7 @@ import { partHandlers } from "./handlers/api-parts.ts"
 import { profileHandlers } from "./handlers/api-profiles.ts"
 import { substepHandlers } from "./handlers/api-substeps.ts"
 import { webhookHandlers } from "./handlers/api-webhooks.ts"
-import { docs, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
+import { routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
   return {
@@ -34,7 +35,7 @@ export const allHandlers = Effect.gen(function*() {
 export const ApiRoutes = (options?: Partial<ServerOptions>) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
-    return Layer.mergeAll(routes(yield* allHandlers, config), docs)
+    return routes(yield* allHandlers, config)
   }))
 
 /** A Node HTTP server with the REST API; port 0 picks a free port (read it from HttpServer.address). */

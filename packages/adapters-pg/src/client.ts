@@ -3,8 +3,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
@@ -21,10 +19,14 @@ export const postgres = (url: string, options: { readonly maxConnections?: numbe
  * Embedded PostgreSQL: PGlite in this process, served on a private unix socket.
  * `dataDir` undefined means in memory. PGlite is one session, so the pool holds one connection:
  * transactions then serialize instead of interleaving on the shared session.
+ * PGlite is loaded only here, so a PostgreSQL deployment never loads it.
  */
 export const pglite = (dataDir?: string): Layer.Layer<Database, SqlError> =>
   Layer.unwrap(Effect.gen(function*() {
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    const [{ PGlite }, { PGLiteSocketServer }] = yield* Effect.promise(() =>
+      Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")])
+    )
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(dataDir !== undefined ? { dataDir } : {})),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)

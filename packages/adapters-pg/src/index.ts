@@ -16,6 +16,7 @@ import { TimeEntryStorePg } from "./stores/time-entries.ts"
 import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
 
 export * as Db from "./client.ts"
+export type { Database } from "./client.ts"
 export { migrate, splitStatements } from "./migrator.ts"
 export { DeliveryStorePg, OutboxPg }
 export { WebhookLogStorePg, WebhookStorePg }

@@ -1,4 +1,4 @@
-// Runs the numbered .sql files of ./migrations in order, once each, on PostgreSQL and PGlite alike.
+// Runs the numbered .sql files of ../migrations (beside src and dist) in order, once each, on PostgreSQL and PGlite alike.
 // @effect/sql-pg speaks only the extended protocol, so each file is split into single statements.
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 
-const dir = fileURLToPath(new URL("./migrations/", import.meta.url))
+const dir = fileURLToPath(new URL("../migrations/", import.meta.url))
 
 /** Splits SQL text into statements, respecting quotes, dollar-quoted bodies and comments. */
 export const splitStatements = (text: string): Array<string> => {

@@ -1,18 +1,11 @@
 #!/usr/bin/env node
-// The `mes` executable: runs the TypeScript sources through tsx, resolving workspace packages
-// with the `development` export condition (their src/*.ts), from any working directory.
-import { register } from "node:module"
-import { fileURLToPath } from "node:url"
-import { register as registerTsx } from "tsx/esm/api"
+// The `mes` executable: runs the compiled CLI (dist/, built by `pnpm build`; `pnpm install` builds it
+// in a checkout). The TypeScript sources run directly only in tests and `pnpm mes:dev`.
+import { existsSync } from "node:fs"
 
-registerTsx({ tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)) })
-// Registered after tsx, so it runs first and tsx resolves with the condition added.
-register(
-  "data:text/javascript," + encodeURIComponent(
-    "export async function resolve(specifier, context, next) {" +
-      " const conditions = context.conditions.includes('development') ? context.conditions : [...context.conditions, 'development'];" +
-      " return next(specifier, { ...context, conditions }) }"
-  )
-)
-
-await import("../src/main.ts")
+const main = new URL("../dist/main.js", import.meta.url)
+if (!existsSync(main)) {
+  console.error("mes is not built: run `pnpm build` in the repository (or `npx pnpm@10.20.0 build`)")
+  process.exit(1)
+}
+await import(main.href)

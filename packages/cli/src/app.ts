@@ -6,6 +6,7 @@ import { Config, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { UrlGuardLive } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"
+export { migrate } from "@mes/adapters-pg"
 import { DomainLive } from "@mes/domain"
 import { userError } from "./output.ts"
 

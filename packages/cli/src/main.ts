@@ -1,5 +1,7 @@
 // Entry point of the `mes` CLI (bin/mes.js, `pnpm mes <command>`).
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// the platform modules by path: the package index would load the HTTP server and client too
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
 import { program } from "./cli.ts"
 import { teardown } from "./signals.ts"

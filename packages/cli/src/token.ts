@@ -1,6 +1,7 @@
 // User session tokens (spec 5.4; DECISIONS: process and bootstrap): HS256 JWTs signed with
 // MES_JWT_SECRET, claims sub (profile id), tenant_id, role, iat, exp.
 import { SignJWT } from "jose"
+import { DEFAULT_TOKEN_TTL_SECONDS } from "./token-ttl.ts"
 
 export type SessionRole = "admin" | "operator"
 
@@ -11,8 +12,6 @@ export interface SessionClaims {
   readonly role: SessionRole
 }
 
-/** Default lifetime of a session token: 12 hours. */
-export const DEFAULT_TOKEN_TTL_SECONDS = 12 * 60 * 60
 
 /** Signs a session token; returns the compact JWT and its expiry (seconds since the epoch). */
 export const signSessionToken = async (

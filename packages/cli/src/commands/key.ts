@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Tenants } from "@mes/domain"
-import { AppLive, withLayer } from "../app.ts"
+import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 const create = Command.make("create", {
@@ -13,12 +13,11 @@ const create = Command.make("create", {
 }, ({ json, name, tenant, test }) =>
   Effect.gen(function*() {
     const tenantId = yield* requireUuid("tenant", tenant)
-    const apiKey = yield* withLayer(
+    const apiKey = yield* withApp(
       Effect.flatMap(Effect.service(Tenants), (tenants) =>
         tenants.createKey(tenantId, { test, ...(Option.isSome(name) ? { name: name.value } : {}) })).pipe(
           Effect.catchTag("NotFound", () => Effect.fail(userError(`Tenant ${tenantId} not found`)))
-        ),
-      AppLive()
+        )
     )
     yield* output(json, { api_key: apiKey }, `Created ${test ? "test" : "live"} API key for tenant ${tenantId}: ${apiKey}`)
   }).pipe(reportErrors)).pipe(Command.withDescription("Issue another API key for a tenant"))

@@ -1,14 +1,13 @@
 // `mes migrate`: applies pending migrations and lists what ran (a second run applies nothing).
 import { Effect } from "effect"
 import { Command } from "effect/cli"
-import { migrate as runMigrations } from "@mes/adapters-pg"
-import { DatabaseLive, withLayer } from "../app.ts"
+import { loadApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors } from "../output.ts"
 
 const label = ([id, name]: readonly [number, string]) => `${String(id).padStart(4, "0")}_${name}`
 
 export const migrate = Command.make("migrate", { json: jsonFlag }, ({ json }) =>
-  withLayer(runMigrations, DatabaseLive({ migrate: false })).pipe(
+  Effect.flatMap(loadApp, (app) => app.withLayer(app.migrate, app.DatabaseLive({ migrate: false }))).pipe(
     Effect.flatMap((applied) =>
       output(
         json,

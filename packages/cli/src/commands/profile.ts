@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CurrentTenant, Profiles, Role, Tenants } from "@mes/domain"
-import { AppLive, withLayer } from "../app.ts"
+import { withApp } from "../lazy.ts"
 import { describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 /** Runs `effect` as the tenant (a CLI operator acts as a user of that tenant); unknown tenant → error. */
@@ -24,7 +24,7 @@ const create = Command.make("create", {
 }, ({ email, json, name, role, tenant }) =>
   Effect.gen(function*() {
     const tenantId = yield* requireUuid("tenant", tenant)
-    const profile = yield* withLayer(
+    const profile = yield* withApp(
       asTenant(
         tenantId,
         Effect.flatMap(Effect.service(Profiles), (profiles) =>
@@ -35,8 +35,7 @@ const create = Command.make("create", {
               ))),
             Effect.catchTag("Conflict", (e) => Effect.fail(userError(describe(e))))
           )
-      ),
-      AppLive()
+      )
     )
     yield* output(
       json,

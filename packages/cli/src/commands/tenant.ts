@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Plan, Tenants } from "@mes/domain"
-import { AppLive, withLayer } from "../app.ts"
+import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, userError } from "../output.ts"
 
 const create = Command.make("create", {
@@ -13,9 +13,8 @@ const create = Command.make("create", {
   Effect.gen(function*() {
     const trimmed = name.trim()
     if (trimmed === "" || trimmed.length > 255) return yield* userError("--name must be 1-255 characters")
-    const { apiKey, tenant } = yield* withLayer(
-      Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.create({ name: trimmed, plan })),
-      AppLive()
+    const { apiKey, tenant } = yield* withApp(
+      Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.create({ name: trimmed, plan }))
     )
     yield* output(
       json,

@@ -2,9 +2,9 @@
 import { Config, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Profiles, Role } from "@mes/domain"
-import { AppLive, withLayer } from "../app.ts"
+import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
-import { DEFAULT_TOKEN_TTL_SECONDS, signSessionToken } from "../token.ts"
+import { DEFAULT_TOKEN_TTL_SECONDS } from "../token-ttl.ts"
 import { asTenant } from "./profile.ts"
 
 const JwtSecret = Config.String("MES_JWT_SECRET").pipe(Config.option, Config.map(Option.filter((s) => s !== "")))
@@ -27,18 +27,17 @@ const issue = Command.make("issue", {
     if (ttl <= 0) return yield* userError("--ttl must be a positive number of seconds")
     const tenantId = yield* requireUuid("tenant", tenant)
     const profileId = yield* requireUuid("profile", profile)
-    const subject = yield* withLayer(
+    const subject = yield* withApp(
       asTenant(tenantId, Effect.flatMap(Effect.service(Profiles), (profiles) => profiles.get(profileId))).pipe(
         Effect.catchTags({
           NotFound: () => Effect.fail(userError(`Profile ${profileId} not found`)),
           Forbidden: () => Effect.fail(userError(`Profile ${profileId} does not belong to tenant ${tenantId}`))
         })
-      ),
-      AppLive()
+      )
     )
     if (!subject.parse().active) return yield* userError(`Profile ${profileId} is inactive`)
-    const { exp, token } = yield* Effect.promise(() =>
-      signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret.value, ttl)
+    const { exp, token } = yield* Effect.promise(async () =>
+      (await import("../token.ts")).signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret.value, ttl)
     )
     yield* output(
       json,

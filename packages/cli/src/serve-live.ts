@@ -1,0 +1,48 @@
+// What `mes serve` runs, loaded only when it does: the HTTP server and the webhook dispatcher over
+// the domain, the stores and the database of the environment.
+import { Console, Effect, Layer, Option } from "effect"
+import { HttpServer } from "effect/http"
+import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
+import { Tenants } from "@mes/domain"
+import { AppLive, DatabaseConfig, withLayer } from "./app.ts"
+import { markSignalAsShutdown } from "./signals.ts"
+
+/** The URL clients use: a wildcard bind address is shown as the loopback address. */
+export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0]): string => {
+  const url = new URL(HttpServer.formatAddress(address))
+  if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1"
+  else if (url.hostname === "[::]") url.hostname = "[::1]"
+  return `${url.origin}${BASE_PATH}`
+}
+
+/**
+ * The server, the webhook dispatcher (MES_WEBHOOK_*), domain, stores and database as one layer
+ * (exposes HttpServer and the services).
+ */
+export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
+  Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive))).pipe(
+    // one signal shared by the API and the dispatcher: a committed write wakes delivery at once
+    Layer.provide(CommitSignal.layer),
+    Layer.provideMerge(AppLive())
+  )
+
+/** Serves until interrupted (SIGINT/SIGTERM); a fresh embedded database gets a first tenant. */
+export const runServer = (listen: { readonly port: number; readonly host: string }) =>
+  withLayer(
+    Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      markSignalAsShutdown()
+      yield* Console.log(`mes listening on ${publicUrl(server.address)}`)
+      // A fresh embedded database gets a first tenant so the service is usable at once; on
+      // PostgreSQL keys are never printed to logs: use `mes tenant create`.
+      const db = yield* DatabaseConfig
+      if (Option.isNone(db.url)) {
+        const first = yield* (yield* Tenants).bootstrap("default")
+        if (first !== undefined) {
+          yield* Console.log(`first start: created tenant "default" (${first.tenant.id}); its API key: ${first.apiKey}`)
+        }
+      }
+      return yield* Effect.never
+    }).pipe(Effect.onInterrupt(() => Console.error("mes shutting down"))),
+    ServeLive(listen)
+  )
