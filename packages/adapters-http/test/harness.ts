@@ -1,5 +1,5 @@
 // A real server on an ephemeral port over a fresh database, one per test file.
-import { Effect, Exit, Layer, Scope } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { DomainLive, Tenants } from "@mes/domain"
 import { StoresPg, testDatabase } from "@mes/adapters-pg"
@@ -20,15 +20,21 @@ export interface Harness {
   readonly close: () => Promise<void>
 }
 
-/** `deployment` overrides MES_DEPLOYMENT for the SSRF guard (e.g. a cloud-mode server). */
-export const startServer = async (options: { readonly deployment?: Deployment } = {}): Promise<Harness> => {
+/**
+ * `deployment` overrides MES_DEPLOYMENT for the SSRF guard (e.g. a cloud-mode server); `env` sets
+ * further configuration (MES_* variables) for this server only.
+ */
+export const startServer = async (
+  options: { readonly deployment?: Deployment; readonly env?: Readonly<Record<string, string>> } = {}
+): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const db = testDatabase()
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }).pipe(
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),
     Layer.provideMerge(StoresPg),
-    Layer.provideMerge(db)
+    Layer.provideMerge(db),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { ...process.env, ...options.env } as Record<string, string> })))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)

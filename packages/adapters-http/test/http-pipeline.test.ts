@@ -41,6 +41,50 @@ describe("400 before 401 (spec 7.4)", () => {
   })
 })
 
+describe("authentication cache (MES_AUTH_CACHE_TTL)", () => {
+  let cached: Harness
+  beforeAll(async () => {
+    cached = await startServer({ env: { MES_AUTH_CACHE_TTL: "1500 millis" } })
+  })
+  afterAll(() => cached.close())
+
+  const revoke = (h: Harness, k: string) => h.sql("UPDATE api_keys SET revoked_at = now() WHERE key_prefix = $1", [keyPrefix(k)])
+
+  it("a revoked key keeps working until the TTL passes, then is 401; a new key works at once", async () => {
+    const t = await cached.tenant("Cached")
+    const api = client(cached.url, t.key)
+    expect((await api.get("/api-jobs")).status).toBe(200)
+    await revoke(cached, t.key)
+    expect((await api.get("/api-jobs")).status).toBe(200) // served from the cache
+    await new Promise((resolve) => setTimeout(resolve, 1600))
+    expectError(await api.get("/api-jobs"), 401, "UNAUTHORIZED")
+    const again = await cached.tenant("Cached again")
+    expect((await client(cached.url, again.key).get("/api-jobs")).status).toBe(200)
+  })
+
+  it("a suspended tenant's key stops within the TTL too", async () => {
+    const t = await cached.tenant("Suspended")
+    const api = client(cached.url, t.key)
+    expect((await api.get("/api-jobs")).status).toBe(200)
+    await cached.sql("UPDATE tenants SET status = 'suspended' WHERE id = $1", [t.tenantId])
+    await new Promise((resolve) => setTimeout(resolve, 1600))
+    expectError(await api.get("/api-jobs"), 401, "UNAUTHORIZED")
+  })
+
+  it("with MES_AUTH_CACHE_TTL=0 a revoked key is refused on the next request", async () => {
+    const uncached = await startServer({ env: { MES_AUTH_CACHE_TTL: "0 millis" } })
+    try {
+      const t = await uncached.tenant("Uncached")
+      const api = client(uncached.url, t.key)
+      expect((await api.get("/api-jobs")).status).toBe(200)
+      await revoke(uncached, t.key)
+      expectError(await api.get("/api-jobs"), 401, "UNAUTHORIZED")
+    } finally {
+      await uncached.close()
+    }
+  })
+})
+
 describe("401 UNAUTHORIZED (spec 5)", () => {
   const wellFormedButUnknown = generateApiKey("live")
 

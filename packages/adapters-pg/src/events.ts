@@ -41,7 +41,7 @@ export interface EventSource {
 /** One INSERT of the events of several sources into the outbox, in source order. */
 export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>) =>
   `INSERT INTO outbox (tenant_id, event_id, event_type, data)
-   SELECT ${tenant}, gen_random_uuid(), e.type, e.data::json FROM (
+   SELECT ${tenant}, mes_uuid7(), e.type, e.data::json FROM (
      ${sources.map((s, i) =>
     `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, '${s.event.type.replace(/'/g, "''")}'::text AS type, ${s.data} AS data FROM ${s.from}`
   ).join("\n     UNION ALL ")}

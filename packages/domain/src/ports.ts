@@ -38,5 +38,28 @@ export class References extends Context.Service<References, {
   readonly cellsByName: (tenantId: string, names: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
 }>()("mes/domain/References") {}
 
-/** UUIDs for new records; overridable in tests. */
-export const newId = (): string => globalThis.crypto.randomUUID()
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
+// random bytes drawn 4 KiB at a time: a nested create makes dozens of ids
+const pool = new Uint8Array(4096)
+let used = pool.length
+
+/**
+ * A new record id: a time-ordered UUID (version 7, RFC 9562: 48-bit Unix milliseconds, then 74
+ * random bits). Rows created together sort together, so their index entries land on the same
+ * right-most pages instead of one random page each.
+ */
+export const newId = (): string => {
+  if (used + 10 > pool.length) {
+    globalThis.crypto.getRandomValues(pool)
+    used = 0
+  }
+  const ms = Date.now()
+  const r = pool.subarray(used, (used += 10))
+  const hi = Math.floor(ms / 0x100000000)
+  const lo = ms >>> 0
+  return HEX[(hi >>> 8) & 0xff]! + HEX[hi & 0xff]! + HEX[lo >>> 24]! + HEX[(lo >>> 16) & 0xff]! + "-" +
+    HEX[(lo >>> 8) & 0xff]! + HEX[lo & 0xff]! + "-" +
+    HEX[0x70 | (r[0]! & 0x0f)]! + HEX[r[1]!]! + "-" +
+    HEX[0x80 | (r[2]! & 0x3f)]! + HEX[r[3]!]! + "-" +
+    HEX[r[4]!]! + HEX[r[5]!]! + HEX[r[6]!]! + HEX[r[7]!]! + HEX[r[8]!]! + HEX[r[9]!]!
+}

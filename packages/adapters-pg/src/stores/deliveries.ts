@@ -18,7 +18,7 @@ WITH ev AS (
   FOR UPDATE SKIP LOCKED
 ), ins AS (
   INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, next_attempt_at)
-  SELECT ev.tenant_id, gen_random_uuid(), w.id, ev.event_id, ev.event_type,
+  SELECT ev.tenant_id, mes_uuid7(), w.id, ev.event_id, ev.event_type,
     '{"event_type":' || to_json(ev.event_type)::text ||
     ',"timestamp":"' || to_char(ev.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
     '","tenant_id":"' || ev.tenant_id::text ||
@@ -68,7 +68,7 @@ WITH d AS (
   FROM d WHERE $10::boolean AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
 )
 INSERT INTO webhook_logs (tenant_id, id, webhook_id, delivery_id, event_id, event_type, attempt, status, status_code, duration_ms, error, next_retry_at)
-SELECT d.tenant_id, gen_random_uuid(), d.webhook_id, d.id, d.event_id, d.event_type, d.attempts, $8, $6::int, $9::int, $7::text,
+SELECT d.tenant_id, mes_uuid7(), d.webhook_id, d.id, d.event_id, d.event_type, d.attempts, $8, $6::int, $9::int, $7::text,
   CASE WHEN $5::int IS NULL THEN NULL ELSE d.next_attempt_at END
 FROM d
 RETURNING id`

@@ -73,7 +73,7 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
         ? Effect.succeed(0)
         : sql.unsafe<{ id: string }>(
           `INSERT INTO time_entries (tenant_id, id, operation_id, user_id, batch_id, start_time)
-           SELECT $1, gen_random_uuid(), e.operation_id, e.user_id, e.batch_id, now()
+           SELECT $1, mes_uuid7(), e.operation_id, e.user_id, e.batch_id, now()
            FROM jsonb_to_recordset($2::jsonb) AS e (operation_id uuid, user_id uuid, batch_id uuid)
            ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING
            RETURNING id`,

@@ -1,5 +1,5 @@
 // Tenant bootstrap and API-key authentication (spec 5; DECISIONS: process and bootstrap).
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
 import { NotFound, Unauthorized } from "../errors.ts"
 import { newId, Tx } from "../ports.ts"
 import { constantTimeEqual, generateApiKey, KEY_PATTERN, keyPrefix, sha256Hex } from "./keys.ts"
@@ -12,6 +12,16 @@ export interface Caller {
 }
 
 const INVALID_KEY = "Invalid or missing API key"
+
+/**
+ * How long a verified key is trusted without asking the database (DECISIONS: authentication
+ * cache): a revoked key, or a key of a suspended tenant, stops working within this time.
+ * `MES_AUTH_CACHE_TTL=0` asks the database on every request.
+ */
+export const AuthCacheTtl = Config.Duration("MES_AUTH_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(30)))
+
+/** At most this many keys are remembered; the oldest entry goes first. */
+const AUTH_CACHE_CAPACITY = 10_000
 
 export class Tenants extends Context.Service<Tenants, {
   /** Creates an active tenant with a first live API key; returns the key in clear, once. */
@@ -27,6 +37,9 @@ export class Tenants extends Context.Service<Tenants, {
   static readonly layer = Layer.effect(Tenants, Effect.gen(function*() {
     const store = yield* TenantStore
     const tx = yield* Tx
+    const ttlMillis = Duration.toMillis(yield* AuthCacheTtl)
+    // key hash → caller and when the entry stops counting; only verified keys are kept
+    const verified = new Map<string, { readonly caller: Caller; readonly until: number }>()
 
     const issueKey = (tenantId: string, environment: "live" | "test", name: string | null) =>
       Effect.gen(function*() {
@@ -59,6 +72,12 @@ export class Tenants extends Context.Service<Tenants, {
         Effect.gen(function*() {
           if (!KEY_PATTERN.test(key)) return yield* new Unauthorized({ message: INVALID_KEY })
           const hash = yield* Effect.promise(() => sha256Hex(key))
+          const now = Date.now()
+          const cached = verified.get(hash)
+          if (cached !== undefined) {
+            if (cached.until > now) return cached.caller
+            verified.delete(hash)
+          }
           const candidates = yield* store.keysByPrefix(keyPrefix(key))
           let match: Caller | undefined
           for (const c of candidates) {
@@ -67,6 +86,10 @@ export class Tenants extends Context.Service<Tenants, {
             }
           }
           if (match === undefined) return yield* new Unauthorized({ message: INVALID_KEY })
+          if (ttlMillis > 0) {
+            if (verified.size >= AUTH_CACHE_CAPACITY) verified.delete(verified.keys().next().value!)
+            verified.set(hash, { caller: match, until: now + ttlMillis })
+          }
           return match
         })
     })
