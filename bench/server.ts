@@ -10,7 +10,7 @@
 //   counts   → row counts of jobs/parts/ops     → {"ok":"counts","jobs":200,"parts":1000,"operations":4000,
 //                                                   "completed_operations":0,"time_entries":0,"open_time_entries":0}
 //   lifecycle → whole-table invariants of completed operations (lifecycle scenario), see below
-//   outbox done → marks all events so far dispatched (the seed's, written before any webhook existed)
+//   outbox done → drops all events so far (the seed's, written before any webhook existed)
 //   outbox N → (webhook scenarios) N copies of the tenant's newest job.created event, straight into the outbox
 //              in one INSERT … generate_series
 //              → {"ok":"outbox","inserted":N,"job_created_events":…,"job_created_undispatched":N+1,"ms":40}
@@ -187,8 +187,8 @@ const main = async () => {
         )
         say({ ok: "lifecycle", ...row })
       } else if (command === "outbox done") {
-        // marks every event so far dispatched (written before any webhook existed: nobody to deliver to)
-        const rows = await query("UPDATE outbox SET dispatched_at = now() WHERE dispatched_at IS NULL RETURNING id")
+        // drops every event so far (written before any webhook existed: nobody to deliver to)
+        const rows = await query("DELETE FROM outbox RETURNING id")
         say({ ok: "outbox", marked_dispatched: rows.length })
       } else if (/^outbox \d+$/.test(command)) {
         // N copies of the newest job.created of the tenant (a real payload from POST /api-jobs), each with a
@@ -210,7 +210,7 @@ const main = async () => {
         )
         const ms = Math.round(performance.now() - t0)
         const [row] = await query(
-          "SELECT count(*)::int AS n, count(*) FILTER (WHERE dispatched_at IS NULL)::int AS pending FROM outbox WHERE event_type = 'job.created'"
+          "SELECT count(*)::int AS n, count(*)::int AS pending FROM outbox WHERE event_type = 'job.created'"
         )
         if (inserted.length !== n) throw new Error(`inserted ${inserted.length} outbox rows, expected ${n} (no job.created to copy?)`)
         say({ ok: "outbox", inserted: inserted.length, job_created_events: row!.n, job_created_undispatched: row!.pending, ms })
@@ -227,7 +227,7 @@ const main = async () => {
              (SELECT count(*)::int FROM webhooks) AS webhooks,
              (SELECT count(*)::int FROM webhooks WHERE active) AS active_webhooks,
              (SELECT count(*)::int FROM outbox) AS outbox,
-             (SELECT count(*)::int FROM outbox WHERE dispatched_at IS NULL) AS outbox_undispatched,
+             (SELECT count(*)::int FROM outbox) AS outbox_undispatched,
              (SELECT count(*)::int FROM outbox WHERE event_type = 'job.created') AS job_created_events,
              count(*)::int AS deliveries,
              count(*) FILTER (WHERE d.status = 'pending')::int AS pending,

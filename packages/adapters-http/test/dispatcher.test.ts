@@ -84,7 +84,7 @@ afterEach(async () => {
   // stop what a test left running and settle its leftovers, so tests never feed each other
   for (const stop of running.splice(0)) await stop()
   await h.sql("UPDATE webhook_deliveries SET status = 'failed', locked_until = NULL WHERE status = 'pending'")
-  await h.sql("UPDATE outbox SET dispatched_at = now() WHERE dispatched_at IS NULL")
+  await h.sql("DELETE FROM outbox")
 })
 
 afterAll(async () => {

@@ -18,6 +18,8 @@ import { WebhookDispatcher } from "../src/index.ts"
 import { client, type Harness, type Reply, startServer } from "./harness.ts"
 import { Labels, serialize, shape, type ShapeOptions, shapeText } from "./wire-shape.ts"
 
+/** The outbox as test 13 found it before its dispatcher fanned the events out. */
+let outboxEvents: ReadonlyArray<Record<string, unknown>> = []
 let h: Harness
 let api: ReturnType<typeof client>
 let tenantId: string
@@ -448,6 +450,9 @@ describe("wire format (shapes of every success response and event payload)", () 
       name: (d) => labels.name(d.delivery_id, "test delivery")
     })
 
+    // every event so far, read before the dispatcher takes them out of the outbox (test 14)
+    outboxEvents = await h.sql("SELECT event_type, data FROM outbox WHERE tenant_id = $1 ORDER BY id", [tenantId])
+
     // deliver, one attempt each: the test delivery and job.completed of J-WIRE-2
     const scope = Effect.runSync(Scope.make())
     const dispatcher = WebhookDispatcher.layer({ pollInterval: "10 millis", schedule: ["0 millis"], timeout: "2 seconds" }).pipe(
@@ -482,8 +487,7 @@ describe("wire format (shapes of every success response and event payload)", () 
   })
 
   it("14 event payloads in the outbox", async () => {
-    const rows = await h.sql("SELECT event_type, data FROM outbox WHERE tenant_id = $1 ORDER BY id", [tenantId])
-    const events = rows.map((r) => ({ type: r.event_type as string, data: r.data as Record<string, unknown> }))
+    const events = outboxEvents.map((r) => ({ type: r.event_type as string, data: r.data as Record<string, unknown> }))
     // every event type the API can produce, at least once
     expect(EVENT_TYPES.filter((t) => !events.some((e) => e.type === t))).toEqual([])
     // A batch move writes one event per operation in an order it does not define (see UNORDERED):

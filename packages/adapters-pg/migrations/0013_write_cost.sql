@@ -22,8 +22,10 @@ DROP INDEX parts_tenant_material_lot_idx;
 CREATE INDEX parts_tenant_material_idx ON parts (tenant_id, material) WHERE material IS NOT NULL;
 CREATE INDEX parts_tenant_material_lot_idx ON parts (tenant_id, material_lot) WHERE material_lot IS NOT NULL;
 
--- 4. the outbox is read by its dispatcher only (pending rows in id order), never by tenant
+-- 4. the outbox is a queue: the dispatcher reads it in id order and deletes what it fanned out (the
+--    deliveries keep the body). Marking rows dispatched rewrote each event's payload in the WAL.
 DROP INDEX outbox_tenant_idx;
+ALTER TABLE outbox DROP COLUMN dispatched_at;
 
 -- 5. ids made in SQL are time-ordered UUIDs (version 7, RFC 9562) like those of the domain: new keys
 --    land at the right edge of their indexes instead of on a random page each

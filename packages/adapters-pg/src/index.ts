@@ -25,4 +25,5 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg).pipe(Layer.provide(Catalog.layer))
+export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

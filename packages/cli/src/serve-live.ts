@@ -3,6 +3,7 @@
 import { Console, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
 import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
+import { PlannerStatistics } from "@mes/adapters-pg"
 import { Tenants } from "@mes/domain"
 import { AppLive, DatabaseConfig, withLayer } from "./app.ts"
 import { markSignalAsShutdown } from "./signals.ts"
@@ -16,11 +17,11 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
 }
 
 /**
- * The server, the webhook dispatcher (MES_WEBHOOK_*), domain, stores and database as one layer
- * (exposes HttpServer and the services).
+ * The server, the webhook dispatcher (MES_WEBHOOK_*), first planner statistics of a fresh database,
+ * domain, stores and database as one layer (exposes HttpServer and the services).
  */
 export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
-  Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive))).pipe(
+  Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive)), PlannerStatistics.layer).pipe(
     // one signal shared by the API and the dispatcher: a committed write wakes delivery at once
     Layer.provide(CommitSignal.layer),
     Layer.provideMerge(AppLive())

@@ -4,8 +4,8 @@
 // `WebhookDispatcher.layerConfig` for the MES_WEBHOOK_* environment).
 //
 // How it works, each tick (every `pollInterval`, at once while there is more work):
-//   1. fan-out: up to `batchSize` undispatched outbox rows become one pending delivery per
-//      subscribed active webhook of the event's tenant (DeliveryStore.fanOut, one statement);
+//   1. fan-out: up to `batchSize` outbox rows (oldest first) become one pending delivery per
+//      subscribed active webhook of the event's tenant and leave the outbox (DeliveryStore.fanOut, one statement);
 //   2. claim: due pending deliveries are leased (`lease`), at most `concurrency` in flight per
 //      dispatcher; each is sent in its own fiber, so one slow receiver never delays the others,
 //      and the loop keeps claiming while earlier attempts are still running;

@@ -12,7 +12,6 @@ const FAN_OUT = `
 WITH ev AS (
   SELECT id, tenant_id, event_id, event_type, data, occurred_at
   FROM outbox
-  WHERE dispatched_at IS NULL
   ORDER BY id
   LIMIT $1
   FOR UPDATE SKIP LOCKED
@@ -30,7 +29,8 @@ WITH ev AS (
   ORDER BY ev.id, w.id
   ON CONFLICT (event_id, webhook_id) DO NOTHING
 )
-UPDATE outbox o SET dispatched_at = now() FROM ev WHERE o.id = ev.id
+-- fanned out: the event leaves the queue (its deliveries carry the body from here on)
+DELETE FROM outbox o USING ev WHERE o.id = ev.id
 RETURNING o.id`
 
 const CLAIM = `

@@ -39,7 +39,7 @@ export class DeliveryStore extends Context.Service<DeliveryStore, {
   /**
    * Claims up to `limit` undispatched outbox events (skipping rows another dispatcher holds),
    * creates one pending delivery per active webhook of the event's tenant subscribed to its
-   * type, and marks the events dispatched, atomically. Returns the number of events taken.
+   * type, and removes the events from the outbox, atomically. Returns the number of events taken.
    */
   readonly fanOut: (limit: number) => Effect.Effect<number>
   /** Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones). */
