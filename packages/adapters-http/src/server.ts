@@ -4,7 +4,7 @@ import { Cause, Config, type Context, Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
-import { CurrentTenant, decodeListQuery, type DomainError, isUuid, jsonText, type ListSpec, stringifyJson, Tenants } from "@mes/domain"
+import { CurrentTenant, decodeListQuery, type DomainError, encodeJson, isUuid, jsonText, type ListSpec, Tenants } from "@mes/domain"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
@@ -44,9 +44,9 @@ const CORS_HEADERS = {
   "access-control-max-age": "86400"
 }
 
-// JSON text built by the database (JsonText) is spliced in as is, never parsed here
+// JSON built by the database (JsonText) is copied into the body as is, never parsed here
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  HttpServerResponse.text(stringifyJson(body), {
+  HttpServerResponse.uint8Array(encodeJson(body), {
     status,
     contentType: "application/json",
     headers: { ...CORS_HEADERS, ...headers }

@@ -11,10 +11,10 @@ const materialized = new Set(["jobs", "parts"])
 export const recordJson = (table: string, alias: string) =>
   materialized.has(table) ? `${alias}.doc` : `${table}_json(${alias})`
 
-/** A job with its parts (list form): the stored job JSON with the parts' stored JSON spliced in. */
-export const jobWithPartsJson = (alias: string) =>
-  `left(${alias}.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(p.doc, ',' ORDER BY p.created_at, p.part_number)
-     FROM parts p WHERE p.tenant_id = ${alias}.tenant_id AND p.job_id = ${alias}.id), '') || ']}'`
+/** The stored JSON of a job's parts, joined in part order (the list's `parts`). */
+export const jobPartsJson = (alias: string) =>
+  `(SELECT string_agg(p.doc, ',' ORDER BY p.created_at, p.part_number)
+     FROM parts p WHERE p.tenant_id = ${alias}.tenant_id AND p.job_id = ${alias}.id)`
 
 /** A job with its parts and their operations (read-one and create form). */
 export const jobDetailJson = (alias: string) =>

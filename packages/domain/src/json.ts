@@ -1,29 +1,47 @@
 // JSON built by the database and handed to the wire untouched (ARCHITECTURE: reads come out of
 // PostgreSQL as JSON). A use case returns `JsonText<A>`; a driving adapter writes it with
-// `stringifyJson`, which splices the text in place instead of parsing and re-serializing it.
+// `encodeJson`, which copies its pieces into the response bytes instead of parsing and
+// re-serializing them. A piece is text, or UTF-8 bytes straight from the database driver (a list
+// page never becomes a JavaScript string at all).
+
+/** A piece of JSON text: a string, or its UTF-8 bytes. */
+export type JsonChunk = string | Uint8Array
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
 
 /** JSON text of a value of type `A`, produced elsewhere (the database) and not parsed here. */
 export class JsonText<out A = unknown> {
   declare readonly _A: (_: never) => A
-  readonly text: string
-  constructor(text: string) {
-    this.text = text
+  /** The pieces whose concatenation is the JSON text. */
+  readonly chunks: ReadonlyArray<JsonChunk>
+  constructor(chunks: ReadonlyArray<JsonChunk>) {
+    this.chunks = chunks
+  }
+  /** The JSON text as a string (decodes byte pieces). */
+  get text(): string {
+    let out = ""
+    for (const c of this.chunks) out += typeof c === "string" ? c : decoder.decode(c)
+    return out
   }
   /** The value itself, for callers that need it (costs a parse). */
   parse(): A {
     return JSON.parse(this.text) as A
   }
-  /** Plain JSON.stringify still works (slowly); `stringifyJson` splices the text instead. */
+  /** Plain JSON.stringify still works (slowly); `encodeJson` splices the pieces instead. */
   toJSON(): unknown {
     if (splicing !== undefined) {
-      splicing.push(this.text)
+      splicing.push(this)
       return MARK
     }
-    return JSON.parse(this.text)
+    return this.parse()
   }
 }
 
-export const jsonText = <A>(text: string): JsonText<A> => new JsonText<A>(text)
+export const jsonText = <A>(text: string): JsonText<A> => new JsonText<A>([text])
+
+/** JSON text from pieces, in order (text and UTF-8 bytes may be mixed). */
+export const jsonChunks = <A>(chunks: ReadonlyArray<JsonChunk>): JsonText<A> => new JsonText<A>(chunks)
 
 /** A list of records as JSON text plus how many match in all (one page of a list). */
 export interface JsonSlice<A> {
@@ -34,24 +52,39 @@ export interface JsonSlice<A> {
 // A marker no caller can produce: random per process, so user data cannot collide with it.
 const MARK = `\u0000json:${globalThis.crypto.randomUUID()}\u0000`
 const QUOTED_MARK = JSON.stringify(MARK)
-let splicing: Array<string> | undefined
+let splicing: Array<JsonText> | undefined
 
-/**
- * JSON.stringify where every `JsonText` inside `value` is written as its text, unparsed.
- * Synchronous, so the module-level splice list cannot be shared by two calls.
- */
-export const stringifyJson = (value: unknown): string => {
-  const texts: Array<string> = []
+/** JSON.stringify of `value` in pieces: every `JsonText` inside it contributes its own pieces. */
+const pieces = (value: unknown): Array<JsonChunk> => {
+  const texts: Array<JsonText> = []
   splicing = texts
   let out: string
   try {
+    // synchronous, so the module-level splice list cannot be shared by two calls
     out = JSON.stringify(value)
   } finally {
     splicing = undefined
   }
-  if (texts.length === 0) return out
-  const pieces = out.split(QUOTED_MARK)
-  let spliced = pieces[0]!
-  for (let i = 1; i < pieces.length; i++) spliced += texts[i - 1]! + pieces[i]!
-  return spliced
+  if (texts.length === 0) return [out]
+  const parts = out.split(QUOTED_MARK)
+  const result: Array<JsonChunk> = [parts[0]!]
+  for (let i = 1; i < parts.length; i++) result.push(...texts[i - 1]!.chunks, parts[i]!)
+  return result
+}
+
+/** JSON.stringify where every `JsonText` inside `value` is written as its text, unparsed. */
+export const stringifyJson = (value: unknown): string => jsonChunks(pieces(value)).text
+
+/** The UTF-8 bytes of `value` as JSON, every `JsonText` inside copied in as it is (one copy). */
+export const encodeJson = (value: unknown): Uint8Array => {
+  const chunks = pieces(value).map((c) => (typeof c === "string" ? encoder.encode(c) : c))
+  let size = 0
+  for (const c of chunks) size += c.length
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.length
+  }
+  return out
 }

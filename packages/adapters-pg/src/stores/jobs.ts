@@ -10,7 +10,7 @@ import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { upsertRows } from "../rows.ts"
 import { contains, missingReferences } from "./common.ts"
-import { jobDetailJson, jobWithPartsJson, readOwned } from "../json.ts"
+import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
 
 export const jobDefaults = { status: "'not_started'", priority: "0" }
@@ -136,7 +136,14 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         const s = contains(f.search)
         where.push(sql`(j.job_number ILIKE ${s} OR j.customer ILIKE ${s})`)
       }
-      return listPage<JobWithParts>(sql, { table: "jobs", alias: "j", where, sort: jobSort, query: q, json: jobWithPartsJson })
+      return listPage<JobWithParts>(sql, {
+        table: "jobs",
+        alias: "j",
+        where,
+        sort: jobSort,
+        query: q,
+        children: { key: "parts", elements: jobPartsJson }
+      })
     },
 
     read: (tenantId, id) => readOwned<JobDetail>(sql, "jobs", tenantId, id, jobDetailJson),
