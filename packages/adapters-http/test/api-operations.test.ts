@@ -128,6 +128,14 @@ describe("PATCH /api-operations", () => {
     expect(back.body.error.message).toContain("on_hold")
   })
 
+  it("a status move with fields the move also sets: completion is 100; actual_time keeps the PATCH value when no entry runs", async () => {
+    const [, b] = (await api.get(`/api-operations?part_id=${partId}&sort=sequence&order=asc`)).body.data.operations
+    const done = await api.patch(`/api-operations?id=${b.id}`, { status: "completed", completion_percentage: 50, actual_time: 7, notes: "done" })
+    expect(done.status).toBe(200)
+    expect(done.body.data.operation).toMatchObject({ status: "completed", completion_percentage: 100, actual_time: 7, notes: "done" })
+    expect((await api.get(`/api-operations?id=${b.id}`)).body.data.operation).toMatchObject({ completion_percentage: 100, actual_time: 7 })
+  })
+
   it("403 for another tenant's operation, 404 unknown, 400 bad id", async () => {
     const op = (await api.get(`/api-operations?part_id=${partId}`)).body.data.operations[0]
     expect((await other.patch(`/api-operations?id=${op.id}`, { notes: "x" })).status).toBe(403)

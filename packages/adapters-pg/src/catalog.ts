@@ -45,6 +45,13 @@ export class Catalog extends Context.Service<Catalog, {
 export const fieldJson = (column: Column, alias: string) =>
   column.type === "timestamp with time zone" ? `to_json(mes_ts(${alias}.${column.name}))::text` : `to_json(${alias}.${column.name})::text`
 
+/** `fieldJson` by column name over the rows `alias` of a table with these columns (event payloads). */
+export const fieldOf = (columns: ReadonlyArray<Column>, alias: string) => (name: string) => {
+  const column = columns.find((c) => c.name === name)
+  if (column === undefined) throw new Error(`no column ${name}`)
+  return fieldJson(column, alias)
+}
+
 /**
  * `INSERT INTO table (every column) SELECT ... FROM <from>` where `row` names a record of the
  * table's type in `from`: absent values take the column's default (NOT NULL columns), so one

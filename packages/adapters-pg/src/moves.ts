@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { jsonText, type MovePlan, type MoveOutcome, type PatchOutcome, type ReferenceTable, type RemoveOutcome, type Stamp } from "@mes/domain"
-import { type Column, fieldJson } from "./catalog.ts"
+import { type Column, fieldOf } from "./catalog.ts"
 import { type EventSource, insertEvents, payloadSql } from "./events.ts"
 import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
@@ -18,8 +18,18 @@ const ident = (name: string) => {
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`
 const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map(literal).join(", ")}]::text[]`
 
-/** The value a stamp or effect gives its column, over the row `t` before the change (spec 3). */
-export const stampExprs = (stamps: Readonly<Record<string, Stamp>>, effects: ReadonlyArray<string> = []): Array<readonly [string, string]> => [
+/** Minutes a time entry counts: its recorded duration, or until now while it is open (spec 2.8). */
+export const ENTRY_MINUTES = "CASE WHEN e.end_time IS NULL THEN extract(epoch FROM now() - e.start_time) / 60 ELSE e.duration_minutes END"
+
+/**
+ * The value a stamp or effect gives its column, over the row `t` before the change (spec 3); `base`
+ * is a column's value otherwise (a PATCH may set it in the same statement).
+ */
+export const stampExprs = (
+  stamps: Readonly<Record<string, Stamp>>,
+  effects: ReadonlyArray<string> = [],
+  base: (column: string) => string = (column) => `t.${ident(column)}`
+): Array<readonly [string, string]> => [
   ...Object.entries(stamps).map(([col, stamp]) =>
     [col, stamp === "now" ? "now()" : stamp === "first" ? `coalesce(t.${ident(col)}, now())` : "NULL"] as const
   ),
@@ -28,19 +38,23 @@ export const stampExprs = (stamps: Readonly<Record<string, Stamp>>, effects: Rea
       ? [["actual_duration", "round((extract(epoch FROM now() - coalesce(t.started_at, now())) / 60)::numeric, 2)::float8"]]
       : e === "complete_percentage"
       ? [["completion_percentage", "100"]]
+      : e === "close_time_entries"
+      // when the move ends running entries, actual_time becomes the exact sum of the operation's
+      // entries, those it ends counted to now (spec 2.8); otherwise it stays as it is
+      ? [["actual_time", `CASE WHEN EXISTS (SELECT 1 FROM time_entries e WHERE e.tenant_id = t.tenant_id AND e.operation_id = t.id AND e.end_time IS NULL)
+          THEN (SELECT coalesce(sum(${ENTRY_MINUTES}), 0) FROM time_entries e WHERE e.tenant_id = t.tenant_id AND e.operation_id = t.id)
+          ELSE ${base("actual_time")} END`]]
       : []
   )
 ]
 
-/** SET clauses of the columns `changes` names, from the jsonb record `r`. */
-const changeSets = (changes: Readonly<Record<string, unknown>>) =>
-  Object.keys(changes).filter((c) => changes[c] !== undefined && c !== "status").map((c) => `${ident(c)} = r.${ident(c)}`)
+/** The SET clauses of stamps and effects (for statements that do not go through moveStatement). */
+export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: ReadonlyArray<string> = []) =>
+  stampExprs(stamps, effects).map(([col, expr]) => `${ident(col)} = ${expr}`)
 
-const field = (columns: ReadonlyArray<Column>, alias: string) => (name: string) => {
-  const column = columns.find((c) => c.name === name)
-  if (column === undefined) throw new Error(`no column ${name}`)
-  return fieldJson(column, alias)
-}
+/** SET clauses of the columns `changes` names, from the jsonb record `r` (but status and `except`). */
+const changeSets = (changes: Readonly<Record<string, unknown>>, except: ReadonlySet<string> = new Set()) =>
+  Object.keys(changes).filter((c) => changes[c] !== undefined && c !== "status" && !except.has(c)).map((c) => `${ident(c)} = r.${ident(c)}`)
 
 export interface WriteOptions {
   readonly table: ReferenceTable
@@ -53,11 +67,16 @@ export interface WriteOptions {
   readonly select?: ReadonlyArray<readonly [string, string]>
   /** Extra [key, JSON text expression over m] pairs of the events' payloads. */
   readonly extra?: ReadonlyArray<readonly [string, string]>
+  /** Further events, after those of the move (e.g. a roll-up's, from a CTE of `ctes`). */
+  readonly moreEvents?: ReadonlyArray<EventSource>
 }
+
+/** What a store adds to a move statement for a given plan (its effects' CTEs, events, answer values). */
+export type MoveAdditions = (plan: MovePlan) => Pick<WriteOptions, "ctes" | "select" | "extra" | "moreEvents">
 
 const finish = (o: WriteOptions, events: ReadonlyArray<EventSource>) => `
 ${(o.ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")}
-${events.length > 0 ? `, ev AS (${insertEvents("$1", events)})` : ""}
+${events.length + (o.moreEvents ?? []).length > 0 ? `, ev AS (${insertEvents("$1", [...events, ...(o.moreEvents ?? [])])})` : ""}
 SELECT ow.tenant_id AS owner, ow.status AS current, m.json, m.previous,
   ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs
   ${(o.select ?? []).map(([name, expr]) => `, ${expr} AS ${name}`).join("")}
@@ -83,7 +102,7 @@ export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<R
 )${finish(o, o.events.map((event) => ({
     event,
     from: "m",
-    data: payloadSql(event.shape, { field: field(o.columns, "m"), record: "m.json", extra: o.extra ?? [] })
+    data: payloadSql(event.shape, { field: fieldOf(o.columns, "m"), record: "m.json", extra: o.extra ?? [] })
   })))}`
 }
 
@@ -97,16 +116,18 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
   const { plan } = o
   const from = plan.cases.flatMap((c) => c.from)
   const stamped = new Map<string, Array<readonly [ReadonlyArray<string>, string]>>()
+  // a column the PATCH also sets: the effect decides, from the PATCH's value where it keeps one
+  const base = (col: string) => (plan.changes[col] !== undefined ? `r.${ident(col)}` : `t.${ident(col)}`)
   for (const c of plan.cases) {
-    for (const [col, expr] of stampExprs(c.stamps, c.effects)) stamped.set(col, [...(stamped.get(col) ?? []), [c.from, expr]])
+    for (const [col, expr] of stampExprs(c.stamps, c.effects, base)) stamped.set(col, [...(stamped.get(col) ?? []), [c.from, expr]])
   }
   const sets = [
     `status = ${literal(plan.to)}`,
-    ...changeSets(plan.changes),
+    ...changeSets(plan.changes, new Set(stamped.keys())),
     ...[...stamped].map(([col, byCase]) =>
       byCase.length === 1 && byCase[0]![0].length === from.length
         ? `${ident(col)} = ${byCase[0]![1]}`
-        : `${ident(col)} = CASE ${byCase.map(([statuses, expr]) => `WHEN prev.status = ANY(${textArray(statuses)}) THEN ${expr}`).join(" ")} ELSE t.${ident(col)} END`
+        : `${ident(col)} = CASE ${byCase.map(([statuses, expr]) => `WHEN prev.status = ANY(${textArray(statuses)}) THEN ${expr}`).join(" ")} ELSE ${base(col)} END`
     ),
     "updated_at = now()"
   ]
@@ -115,7 +136,7 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
       event,
       from: `m WHERE m.previous = ANY(${textArray(c.from)})`,
       data: payloadSql(event.shape, {
-        field: field(o.columns, "m"),
+        field: fieldOf(o.columns, "m"),
         record: "m.json",
         ...(event.move ? { previous: "m.previous" } : {}),
         extra: o.extra ?? []
@@ -146,16 +167,19 @@ export interface WriteRow {
   readonly [more: string]: unknown
 }
 
-/** Runs a statement of this module: $1 tenant, $2 id, $3 changes, $4 references. */
+/** Runs a statement of this module: $1 tenant, $2 id, $3 changes, $4 references, then `more` ($5 …). */
 export const runWrite = (
   sql: SqlClient,
   statement: string,
   tenantId: string,
   id: string,
   changes: Readonly<Record<string, unknown>>,
-  refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = []
+  refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = [],
+  more: ReadonlyArray<string | null> = []
 ): Effect.Effect<WriteRow, SqlError> =>
-  sql.unsafe<WriteRow>(statement, [tenantId, id, JSON.stringify(changes), JSON.stringify(refs)]).pipe(Effect.map((rows) => rows[0]!))
+  sql.unsafe<WriteRow>(statement, [tenantId, id, JSON.stringify(changes), JSON.stringify(refs), ...more]).pipe(
+    Effect.map((rows) => rows[0]!)
+  )
 
 /** A move's outcome from its answer row. */
 export const moveOutcome = <T>(row: WriteRow): MoveOutcome<T> => ({
@@ -169,7 +193,10 @@ export const moveOutcome = <T>(row: WriteRow): MoveOutcome<T> => ({
  * PATCH and guarded moves of one table's records, each one statement; statements are built once
  * per distinct shape (changed columns, plan) and then reused, so the driver keeps them prepared.
  */
-export const recordWrites = <T>(sql: SqlClient, o: WriteOptions & { readonly softDelete?: boolean }) => {
+export const recordWrites = <T>(
+  sql: SqlClient,
+  o: WriteOptions & { readonly softDelete?: boolean; readonly additions?: MoveAdditions }
+) => {
   const cache = new Map<string, string>()
   const cached = (key: string, build: () => string) => {
     let statement = cache.get(key)
@@ -192,10 +219,17 @@ export const recordWrites = <T>(sql: SqlClient, o: WriteOptions & { readonly sof
         missingRefs: row.missing_refs
       })))
     },
-    move: (tenantId: string, id: string, plan: MovePlan, refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = []) => {
+    /** A guarded move; `more` are the parameters from $5 on that the store's additions use. */
+    move: (
+      tenantId: string,
+      id: string,
+      plan: MovePlan,
+      refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = [],
+      more: ReadonlyArray<string | null> = []
+    ) => {
       const signature = plan.cases.map((c) => `${c.from}>${Object.keys(c.stamps)}/${c.effects}/${c.events.map((e) => `${e.type}${e.move}`)}`).join(";")
-      const statement = cached(`move ${plan.to} ${keysOf(plan.changes)} ${signature}`, () => moveStatement({ ...o, plan }))
-      return runWrite(sql, statement, tenantId, id, plan.changes, refs).pipe(Effect.map(moveOutcome<T>))
+      const statement = cached(`move ${plan.to} ${keysOf(plan.changes)} ${signature}`, () => moveStatement({ ...o, ...o.additions?.(plan), plan }))
+      return runWrite(sql, statement, tenantId, id, plan.changes, refs, more).pipe(Effect.map((row) => ({ row, outcome: moveOutcome<T>(row) })))
     },
     /** Deletes (or, with `soft`, marks deleted) a live row of the tenant; with the owner of the id. */
     remove: (tenantId: string, id: string) =>

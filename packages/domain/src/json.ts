@@ -77,14 +77,26 @@ export const stringifyJson = (value: unknown): string => jsonChunks(pieces(value
 
 /** The UTF-8 bytes of `value` as JSON, every `JsonText` inside copied in as it is (one copy). */
 export const encodeJson = (value: unknown): Uint8Array => {
-  const chunks = pieces(value).map((c) => (typeof c === "string" ? encoder.encode(c) : c))
-  let size = 0
-  for (const c of chunks) size += c.length
-  const out = new Uint8Array(size)
+  const chunks = pieces(value)
+  // UTF-8 needs at most 3 bytes per UTF-16 unit; the glue between records is a few ASCII characters
+  let bound = 0
+  for (const c of chunks) bound += typeof c === "string" ? c.length * 3 : c.length
+  const out = new Uint8Array(bound)
   let at = 0
   for (const c of chunks) {
-    out.set(c, at)
-    at += c.length
+    if (typeof c !== "string") {
+      out.set(c, at)
+      at += c.length
+    } else if (c.length <= 16 && isAscii(c)) {
+      for (let i = 0; i < c.length; i++) out[at++] = c.charCodeAt(i)
+    } else {
+      at += encoder.encodeInto(c, out.subarray(at)).written
+    }
   }
-  return out
+  return out.subarray(0, at)
+}
+
+const isAscii = (s: string) => {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false
+  return true
 }

@@ -5,7 +5,8 @@ import { Forbidden, InvalidStateTransition, NotFound } from "./errors.ts"
 import type { EventPlan, EventType } from "./events.ts"
 import type { JsonText } from "./json.ts"
 import { CurrentTenant, type ReferenceTable } from "./ports.ts"
-import { label } from "./references.ts"
+import { label, type Reference, referenceDetail } from "./references.ts"
+import { validationFailed } from "./validation.ts"
 
 /** What a transition does to a timestamp column: set now, set now only if empty, or clear. */
 export type Stamp = "now" | "first" | "clear"
@@ -163,9 +164,11 @@ export const patchPlan = <S extends string, A extends string>(
 }
 
 /**
- * The answer to a one-statement move: the moved record, or 404 / 403 / 409 naming the current status.
- * `refusal` builds the 409 from the current status; `recheck` reads the status again when the
- * statement saw an allowed one but did not move (a concurrent move won in between).
+ * The answer to a one-statement move: the moved record, or 404 / 403 / 409 naming the current status,
+ * or 422 for references the statement found missing. `refusal` builds the 409 from the current
+ * status; `recheck` reads the status again when the statement saw an allowed one but did not move
+ * (a concurrent move won in between). `refs.first`: a missing reference is answered before a wrong
+ * state (PATCH checks its fields first); otherwise the state is (a lifecycle action, spec 7.4).
  */
 export const settleMove = <T>(
   o: {
@@ -174,6 +177,7 @@ export const settleMove = <T>(
     readonly plan: MovePlan
     readonly refusal: (current: string) => InvalidStateTransition
     readonly recheck: Effect.Effect<string | undefined>
+    readonly refs?: { readonly list: ReadonlyArray<Reference>; readonly root: string; readonly input: unknown; readonly first: boolean }
   },
   outcome: MoveOutcome<T>
 ) =>
@@ -182,8 +186,17 @@ export const settleMove = <T>(
     if (outcome.owner === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
     if (outcome.owner !== tenant.id) return yield* new Forbidden({ message: `${label[o.table]} ${o.id} belongs to another tenant` })
     if (outcome.moved !== undefined) return outcome.moved
+    const refs = o.refs
+    const missing = refs === undefined || outcome.missingRefs.length === 0
+      ? undefined
+      : validationFailed(refs.root, outcome.missingRefs.map((i) => referenceDetail(refs.root, refs.input, refs.list[i]!)))
+    if (missing !== undefined && refs!.first) return yield* missing
     let current = outcome.current
-    if (current !== undefined && o.plan.cases.some((c) => c.from.includes(current!))) current = yield* o.recheck
+    if (current !== undefined && o.plan.cases.some((c) => c.from.includes(current!))) {
+      // the state allowed the move: a missing reference stopped it, or a concurrent move won
+      if (missing !== undefined) return yield* missing
+      current = yield* o.recheck
+    }
     if (current === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
     return yield* o.refusal(current)
   })

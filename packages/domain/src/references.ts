@@ -42,6 +42,9 @@ export const checkReferences = (root: string, input: unknown, refs: ReadonlyArra
     return refs.filter((r) => owners.get(r.table)?.get(r.id) !== tenant.id).map((r) => referenceDetail(root, input, r))
   })
 
+/** References as a store checks them inside its statement (`i` indexes this list). */
+export const checkedReferences = (refs: ReadonlyArray<Reference>) => refs.map((r, i) => ({ i, tbl: r.table, id: r.id }))
+
 /** The 422 detail for a reference that is not a record of the caller's tenant (DECISIONS). */
 export const referenceDetail = (root: string, input: unknown, r: Reference): ValidationDetail =>
   detail(root, input, r.path, "FK_CONSTRAINT", `${label[r.table]} ${r.id} does not exist in this tenant`, r.id)

@@ -6,7 +6,7 @@ import { mapConstraints } from "../constraints.ts"
 import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { stampSql } from "./jobs.ts"
+import { stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo

@@ -7,7 +7,7 @@ import { mapConstraints } from "../constraints.ts"
 import { insertRows, updateRow } from "../rows.ts"
 import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { stampSql } from "./jobs.ts"
+import { stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 
 // severity and status sort by rank (low → critical, open → closed), not alphabetically

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan, type Stamp } from "@mes/domain"
-import { Catalog, type Column, fieldJson, insertSelect } from "../catalog.ts"
+import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents, payloadSql } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
@@ -26,20 +26,6 @@ const jobSort = {
   priority: "j.priority"
 }
 
-/** SET clauses for the timestamp effects of a lifecycle move (spec 3). */
-export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: ReadonlyArray<string> = []) => [
-  ...Object.entries(stamps).map(([col, stamp]) =>
-    stamp === "now" ? `"${col}" = now()` : stamp === "first" ? `"${col}" = coalesce(t."${col}", now())` : `"${col}" = NULL`
-  ),
-  ...effects.flatMap((e) =>
-    e === "actual_duration"
-      ? [`actual_duration = round((extract(epoch FROM now() - coalesce(t.started_at, now())) / 60)::numeric, 2)::float8`]
-      : e === "complete_percentage"
-      ? ["completion_percentage = 100"]
-      : []
-  )
-]
-
 /**
  * The nested create (ARCHITECTURE: the domain plans, the adapter executes once). $1 is the plan
  * (jsonb), $2 the tenant. Reference checks and cell names ride along; the job is inserted only when
@@ -50,8 +36,6 @@ export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: Reado
 const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"]) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
-  const field = (columns: ReadonlyArray<Column>, alias: string) => (name: string) =>
-    fieldJson(columns.find((c) => c.name === name)!, alias)
   return `
 WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
 names AS (
@@ -90,8 +74,8 @@ u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVIN
 ev AS (
   ${
     insertEvents("$2", [
-      { event: events.job, from: "j, d", data: payloadSql(events.job.shape, { field: field(jobs, "j"), record: "d.json" }) },
-      { event: events.part, from: "pd", orderBy: "pd.n", data: payloadSql(events.part.shape, { field: field(parts, "pd"), record: "pd.doc" }) }
+      { event: events.job, from: "j, d", data: payloadSql(events.job.shape, { field: fieldOf(jobs, "j"), record: "d.json" }) },
+      { event: events.part, from: "pd", orderBy: "pd.n", data: payloadSql(events.part.shape, { field: fieldOf(parts, "pd"), record: "pd.doc" }) }
     ])
   }
 )
@@ -150,7 +134,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
     patch: (tenantId, id, changes, events, refs) => writes.patch(tenantId, id, changes, events, refs).pipe(mapConstraints),
 
-    move: (tenantId, id, plan, refs) => writes.move(tenantId, id, plan, refs).pipe(mapConstraints),
+    move: (tenantId, id, plan, refs) => writes.move(tenantId, id, plan, refs).pipe(Effect.map((m) => m.outcome), mapConstraints),
 
     status: (tenantId, id) =>
       sql<{ status: JobStatus }>`SELECT status FROM jobs WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL`.pipe(

@@ -2,12 +2,25 @@
 // lock on the part; guarded status moves; sync upserts.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type Operation, type OperationListQuery, type OperationState, OperationStore } from "@mes/domain"
+import {
+  eventPlan,
+  jsonText,
+  type MovePlan,
+  type Operation,
+  type OperationMoved,
+  type OperationListQuery,
+  type OperationState,
+  OperationStore,
+  payloadShapes
+} from "@mes/domain"
+import { Catalog, fieldOf } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { deleteRow, insertRows, moveRow, updateRow, upsertRows } from "../rows.ts"
+import { type EventSource, payloadSql } from "../events.ts"
+import { insertRows, upsertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { operationDefaults, stampSql } from "./jobs.ts"
+import { operationDefaults } from "./jobs.ts"
+import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 
 const operationSort = {
@@ -22,8 +35,74 @@ const operationSort = {
 const LIVE = `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
   WHERE p.tenant_id = o.tenant_id AND p.id = o.part_id AND j.deleted_at IS NULL)`
 
+const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map((i) => `'${i.replace(/'/g, "''")}'`).join(", ")}]::text[]`
+
+/**
+ * What an operation move adds to the guarded UPDATE (spec 3.2, 2.8), all in the same statement:
+ * the time entry a start or resume opens for $5 (the operator), the running entries a pause or
+ * complete ends (actual_time, set by the UPDATE itself, already counts them to now), the part's
+ * status rolled up from its operations (spec 2.2) with part.started / part.completed, and the
+ * answer of the lifecycle endpoints (the operation with its part and job, spec 4.5).
+ */
+const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: MovePlan) => {
+  const statusesWith = (effect: string) => plan.cases.filter((c) => c.effects.includes(effect)).flatMap((c) => c.from)
+  const opening = statusesWith("open_time_entry")
+  const closing = statusesWith("close_time_entries")
+  const ctes: Array<readonly [string, string]> = []
+  if (opening.length > 0) {
+    ctes.push(["te_open", `
+      INSERT INTO time_entries (tenant_id, id, operation_id, user_id, start_time)
+      SELECT $1, mes_uuid7(), m.id, $5::uuid, now() FROM m WHERE $5::uuid IS NOT NULL AND m.previous = ANY(${textArray(opening)})
+      ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING`])
+  }
+  if (closing.length > 0) {
+    ctes.push(["te_close", `
+      UPDATE time_entries e SET end_time = now(), duration_minutes = extract(epoch FROM now() - e.start_time) / 60, updated_at = now()
+      FROM m WHERE e.tenant_id = $1 AND e.operation_id = m.id AND e.end_time IS NULL AND m.previous = ANY(${textArray(closing)})
+      RETURNING e.id`])
+  }
+  // the part's operations as this statement leaves them: the moved one with its new status
+  ctes.push(["rs", `
+      SELECT p.id, p.status AS previous,
+        CASE WHEN bool_and(coalesce(mm.status, o.status) = 'completed') THEN 'completed'
+             WHEN bool_or(coalesce(mm.status, o.status) <> 'not_started') THEN 'in_progress'
+             ELSE p.status END AS status
+      FROM m JOIN parts p ON p.tenant_id = $1 AND p.id = m.part_id
+      JOIN operations o ON o.tenant_id = $1 AND o.part_id = p.id
+      LEFT JOIN m mm ON mm.id = o.id
+      GROUP BY p.id, p.status`], ["pu", `
+      UPDATE parts p SET status = rs.status, updated_at = now()
+      FROM rs WHERE p.tenant_id = $1 AND p.id = rs.id AND p.status <> rs.status
+      RETURNING p.*, rs.previous`])
+  const ended = closing.length > 0 ? "EXISTS (SELECT 1 FROM te_close)" : "false"
+  const part = (type: "part.started" | "part.completed", where: string): EventSource => ({
+    event: eventPlan(type),
+    from: `pu WHERE ${where}`,
+    data: payloadSql(payloadShapes.part, { field: fieldOf(catalog.columns("parts"), "pu"), record: "pu.doc", previous: "pu.previous" })
+  })
+  return {
+    ctes,
+    extra: [["time_entry_ended", `to_json(${ended})::text`]],
+    moreEvents: [part("part.completed", "pu.status = 'completed'"), part("part.started", "pu.status = 'in_progress' AND pu.previous = 'not_started'")],
+    select: [
+      ["ended", ended],
+      ["detail", `(SELECT left(m.json, -1) || ',"part":{"id":' || to_json(p.id)::text || ',"part_number":' || to_json(p.part_number)::text
+        || ',"job":{"id":' || to_json(j.id)::text || ',"job_number":' || to_json(j.job_number)::text
+        || '}},"estimated_time":' || coalesce(to_json(m.estimated_time_minutes)::text, 'null') || '}'
+        FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id WHERE p.tenant_id = $1 AND p.id = m.part_id)`]
+    ]
+  }
+}
+
 export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
+  const writes = recordWrites<Operation>(sql, {
+    table: "operations",
+    columns: catalog.columns("operations"),
+    refTables: ["cells", "profiles"],
+    additions: operationMove(catalog)
+  })
   return OperationStore.of({
     insert: (op) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -65,26 +144,19 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         Effect.orDie
       ),
     read: (tenantId, id) => readOwned<Operation>(sql, "operations", tenantId, id),
-    update: (tenantId, id, changes) => updateRow<Operation>(sql, "operations", tenantId, id, changes).pipe(mapConstraints),
-    move: (tenantId, id, move, changes) =>
-      moveRow<Operation>(sql, "operations", tenantId, id, {
-        from: move.from,
-        to: move.to,
-        set: stampSql(move.stamps, move.effects),
-        ...(changes === undefined ? {} : { changes })
-      }).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    move: (tenantId, id, plan, o) =>
+      writes.move(tenantId, id, plan, o.refs, plan.cases.some((c) => c.effects.includes("open_time_entry")) ? [o.userId ?? null] : []).pipe(
+        Effect.map(({ outcome, row }) => ({
+          ...outcome,
+          detail: typeof row.detail === "string" ? (jsonText(row.detail) as OperationMoved["detail"]) : undefined,
+          timeEntryEnded: row.ended === true
+        })),
+        mapConstraints
+      ),
     status: (tenantId, id) =>
       sql<{ status: OperationState }>`SELECT o.status FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
         Effect.map((rows) => rows[0]?.status),
-        Effect.orDie
-      ),
-    context: (tenantId, id) =>
-      sql<{ part_id: string; part_number: string; job_id: string; job_number: string }>`
-        SELECT p.id AS part_id, p.part_number, j.id AS job_id, j.job_number
-        FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
-        JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
-        WHERE o.tenant_id = ${tenantId} AND o.id = ${id}`.pipe(
-        Effect.map(([r]) => ({ part: { id: r!.part_id, part_number: r!.part_number, job: { id: r!.job_id, job_number: r!.job_number } } })),
         Effect.orDie
       ),
     getMany: (tenantId, ids) =>
@@ -107,8 +179,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           Effect.map((rows) => rows.map(({ _previous, ...row }) => ({ row: row as Operation, previous: _previous }))),
           Effect.orDie
         ),
-    remove: (tenantId, id) =>
-      deleteRow(sql, "operations", tenantId, id).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     nextSequence: (tenantId, partId) =>
       sql<{ next: number }>`SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${tenantId} AND part_id = ${partId}`.pipe(
         Effect.map((rows) => rows[0]!.next),

@@ -7,7 +7,7 @@ import type { JsonText } from "../json.ts"
 import { eventPlan, type EventType, payloadShapes } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference, referenceDetail } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, type Reference, referenceDetail } from "../references.ts"
 import { decodeInput, decodePatchInput, validationFailed } from "../validation.ts"
 import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
@@ -108,7 +108,7 @@ export class Jobs extends Context.Service<Jobs, {
           job: { ...jobFields, id: jobId, tenant_id: tenant.id },
           parts: plan.parts,
           operations: plan.operations,
-          refs: refs.map((r, i) => ({ i, tbl: r.table, id: r.id })),
+          refs: checkedReferences(refs),
           cellNames: [...new Set(plan.cellNames.map((c) => c.name))],
           events: { job: { type: "job.created", shape: payloadShapes.job }, part: { type: "part.created", shape: payloadShapes.part } }
         }).pipe(Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e)))
@@ -141,11 +141,15 @@ export class Jobs extends Context.Service<Jobs, {
     const move = (id: string, plan: MovePlan, refusal: (current: string) => InvalidStateTransition, refs: ReadonlyArray<Reference> = [], input: unknown = {}) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const outcome = yield* store.move(tenant.id, id, plan, refs.map((r, i) => ({ i, tbl: r.table, id: r.id })))
-        if (outcome.owner === tenant.id && outcome.missingRefs.length > 0) {
-          return yield* validationFailed("job", outcome.missingRefs.map((i) => referenceDetail("job", input, refs[i]!)))
-        }
-        return yield* settleMove({ table: "jobs", id, plan, refusal, recheck: store.status(tenant.id, id) }, outcome)
+        const outcome = yield* store.move(tenant.id, id, plan, checkedReferences(refs))
+        return yield* settleMove({
+          table: "jobs",
+          id,
+          plan,
+          refusal,
+          recheck: store.status(tenant.id, id),
+          refs: { list: refs, root: "job", input, first: true }
+        }, outcome)
       })
 
     const update = (id: string, raw: unknown) =>
@@ -157,7 +161,7 @@ export class Jobs extends Context.Service<Jobs, {
         const refs: Array<Reference> = patch.current_cell_id != null ? [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }] : []
         const { status, ...changes } = patch
         if (status === undefined) {
-          const outcome = yield* store.patch(tenant.id, id, changes, [{ ...eventPlan("job.updated"), move: false }], refs.map((r, i) => ({ i, tbl: r.table, id: r.id })))
+          const outcome = yield* store.patch(tenant.id, id, changes, [{ ...eventPlan("job.updated"), move: false }], checkedReferences(refs))
           return yield* settlePatch({ table: "jobs", id, root: "job", input, refs }, outcome)
         }
         // DECISIONS: a status change is a move of the job lifecycle, with its side effects and event

@@ -1,20 +1,17 @@
 // Operations: standalone create, list, read, update, delete (spec 4.3).
-import { emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
+import { eventPlan, type EventType } from "../events.ts"
 import { Context, Effect, Layer } from "effect"
-import type { BadRequest, Conflict, Forbidden, ValidationFailed } from "../errors.ts"
-import { type InvalidStateTransition, NotFound } from "../errors.ts"
+import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
+import { InvalidStateTransition } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
-import { runAction, runPatchTo, type Transition } from "../lifecycle.ts"
-import { PartStore } from "../parts/store.ts"
-import { TimeEntryStore } from "../time-entries/store.ts"
-import { readOwned } from "../crud.ts"
+import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
+import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import {
-  CLOSE_TIME_ENTRIES,
   completeFromAnyState,
   type OperationAction,
   operationMachine,
@@ -28,7 +25,7 @@ type Services = CurrentTenant
 
 /** The answer of an operation lifecycle action (spec 4.5). */
 export interface OperationTransitioned {
-  readonly operation: Operation & OperationContext & { readonly estimated_time: number | null }
+  readonly operation: JsonText<Operation & OperationContext & { readonly estimated_time: number | null }>
   readonly operation_type: OperationAction
   readonly previous_status: OperationState
   readonly new_status: OperationState
@@ -55,11 +52,11 @@ export class Operations extends Context.Service<Operations, {
   readonly update: (
     id: string,
     input: unknown
-  ) => Effect.Effect<Operation, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
+  ) => Effect.Effect<JsonText<Operation>, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
   /**
-   * A lifecycle action of spec 3.2 as one guarded statement, with its time entries (opened for
-   * `userId` on start/resume, all ended on pause/complete), actual_time and the part's status, in one
-   * transaction. Emits operation.started / paused / resumed / completed and part.started / part.completed.
+   * A lifecycle action of spec 3.2 as one statement: the guarded move, its time entries (opened for
+   * `userId` on start/resume, all ended on pause/complete), actual_time and the part's status.
+   * Emits operation.started / paused / resumed / completed and part.started / part.completed.
    */
   readonly transition: (
     id: string,
@@ -71,10 +68,6 @@ export class Operations extends Context.Service<Operations, {
 }>()("mes/domain/Operations") {
   static readonly layer = Layer.effect(Operations, Effect.gen(function*() {
     const store = yield* OperationStore
-    const parts = yield* PartStore
-    const timeEntries = yield* TimeEntryStore
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(OperationCreate, "operation")
@@ -87,70 +80,57 @@ export class Operations extends Context.Service<Operations, {
       return out
     }
 
-    /**
-     * Moves one operation and applies the row's effects; every caller runs it in a transaction.
-     * `userId` is checked after the move, so a wrong state (409) wins over a bad user (422).
-     */
-    const applyMove = (
-      tenantId: string,
+    /** The event of a lifecycle row, with the statuses of the move (docs/events.md). */
+    const moveEvents = (t: { readonly event?: EventType | undefined }): Array<MoveEvent> => [{ ...eventPlan(t.event!), move: true }]
+
+    /** Runs a move plan as one statement and answers it: the moved operation, or 404 / 403 / 409 / 422. */
+    const move = (
       id: string,
-      run: (mover: {
-        machine: typeof operationMachine
-        entity: string
-        id: string
-        move: (t: Transition<OperationState, OperationAction>) => ReturnType<typeof store.move>
-        status: () => ReturnType<typeof store.status>
-      }) => Effect.Effect<{ row: Operation; previous: string; transition: Transition<OperationState, OperationAction> }, NotFound | InvalidStateTransition | Conflict>,
-      options: { readonly userId?: string | undefined; readonly changes?: Readonly<Record<string, unknown>> } = {}
+      plan: MovePlan,
+      o: {
+        readonly userId: string | undefined
+        readonly refs: ReadonlyArray<Reference>
+        readonly input: unknown
+        readonly refsFirst: boolean
+        readonly refusal: (current: string) => InvalidStateTransition
+      }
     ) =>
       Effect.gen(function*() {
-        const moved = yield* run({
-          machine: operationMachine,
-          entity: "operation",
+        const tenant = yield* CurrentTenant
+        const outcome = yield* store.move(tenant.id, id, plan, { userId: o.userId, refs: checkedReferences(o.refs) })
+        const moved = yield* settleMove({
+          table: "operations",
           id,
-          move: (t) => store.move(tenantId, id, t, options.changes),
-          status: () => store.status(tenantId, id)
-        })
-        const effects = moved.transition.effects ?? []
-        let row = moved.row
-        let ended = 0
-        if (effects.includes(OPEN_TIME_ENTRY) && options.userId !== undefined) {
-          yield* failIfAny("operation", yield* checkReferences("operation", { user_id: options.userId }, [
-            { table: "profiles", id: options.userId, path: ["user_id"] }
-          ]))
-          yield* timeEntries.open(tenantId, [{ operation_id: id, user_id: options.userId }])
-        }
-        if (effects.includes(CLOSE_TIME_ENTRIES)) {
-          ended = yield* timeEntries.closeActive(tenantId, [id])
-          if (ended > 0) row = (yield* timeEntries.recomputeActualTime(tenantId, [id]))[0] ?? row
-        }
-        const rolled = yield* parts.rollUp(tenantId, [row.part_id])
-        yield* emit([
-          operationEvent(moved.transition.event!, row, { previous_status: moved.previous, new_status: row.status }, {
-            time_entry_ended: ended > 0
-          }),
-          ...rollUpEvents(rolled)
-        ])
-        return { row, previous: moved.previous as OperationState, ended }
+          plan,
+          refusal: o.refusal,
+          recheck: store.status(tenant.id, id),
+          refs: { list: o.refs, root: "operation", input: o.input, first: o.refsFirst }
+        }, outcome)
+        return { ...moved, outcome }
       })
 
     return Operations.of({
       transition: (id, action, userId) =>
-        withRefs(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("operations", id)
-          const { row, previous, ended } = yield* tx.transaction(
-            applyMove(tenant.id, id, (mover) => runAction({ ...mover, action }), { userId })
-          )
-          const context = yield* store.context(tenant.id, id)
+        Effect.gen(function*() {
+          const t = operationMachine.find((r) => r.action === action)!
+          const opens = (t.effects ?? []).includes(OPEN_TIME_ENTRY)
+          // spec 7.4: a wrong state (409) is answered before a user of another tenant (422)
+          const users: Array<Reference> = opens && userId !== undefined ? [{ table: "profiles", id: userId, path: ["user_id"] }] : []
+          const moved = yield* move(id, actionPlan(operationMachine, action, moveEvents), {
+            userId: opens ? userId : undefined,
+            refs: users,
+            input: { user_id: userId },
+            refsFirst: false,
+            refusal: (current) => new InvalidStateTransition({ entity: "operation", current, required: t.from, action })
+          })
           return {
-            operation: { ...row, ...context, estimated_time: row.estimated_time_minutes },
+            operation: moved.outcome.detail!,
             operation_type: action,
-            previous_status: previous,
-            new_status: row.status,
-            time_entry_ended: ended > 0
+            previous_status: moved.previous as OperationState,
+            new_status: t.to,
+            time_entry_ended: moved.outcome.timeEntryEnded
           }
-        })),
+        }),
       create: (raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
@@ -170,29 +150,34 @@ export class Operations extends Context.Service<Operations, {
         store.list(tenantId, q.filters.status === "paused" ? { ...q, filters: { ...q.filters, status: "on_hold" } } : q)),
       get: (id) => readOwned("operations", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("operations", id)
-          const input = yield* decodePatch(raw)
-          yield* failIfAny("operation", yield* checkReferences("operation", raw, refs(input)))
+          // spec 7.4: 403 / 404 before 422
+          const input = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("operations", id).pipe(withRefs)))
           const { status: rawStatus, ...changes } = input
           const status = rawStatus === "paused" ? "on_hold" : rawStatus
           if (status === undefined) {
-            return (yield* store.update(tenant.id, id, changes)) ?? (yield* new NotFound({ entity: "operation", id }))
+            const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs(input)))
+            return yield* settlePatch({ table: "operations", id, root: "operation", input: raw, refs: refs(input) }, outcome)
           }
           // status changes are lifecycle moves with their effects (spec 3.2); completed from any state
-          const { row } = yield* tx.transaction(applyMove(tenant.id, id, (mover) =>
-            status === "completed"
-              ? runAction({ ...mover, machine: [completeFromAnyState], action: "complete" })
-              : runPatchTo({ ...mover, target: status }), { changes }))
-          return row
-        })),
+          const plan = status === "completed"
+            ? actionPlan([completeFromAnyState], "complete", moveEvents, changes)
+            : patchPlan(operationMachine, status, moveEvents, changes)
+          const moved = yield* move(id, plan, {
+            userId: undefined,
+            refs: refs(input),
+            input: raw,
+            refsFirst: true,
+            refusal: (current) => refuseMove(operationMachine, "operation", current as OperationState, status)
+          })
+          return moved.record
+        }),
       remove: (id) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("operations", id)
-          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "operation", id })
-        }))
+          yield* settleRemove("operations", id, yield* store.remove(tenant.id, id))
+        })
     })
   }))
 }

@@ -1,15 +1,24 @@
 import { Context, type Effect } from "effect"
 import type { Conflict } from "../errors.ts"
-import type { GuardedMove, NewRow } from "../jobs/store.ts"
-import type { Moved } from "../lifecycle.ts"
+import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
+import type { JsonText } from "../json.ts"
+import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { Upserted } from "../parts/store.ts"
 import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
-import type { Owned } from "../crud.ts"
+import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
 
 export interface OperationContext {
   readonly part: { readonly id: string; readonly part_number: string; readonly job: { readonly id: string; readonly job_number: string } }
+}
+
+/** What a one-statement operation move found and did (spec 3.2, 4.5). */
+export interface OperationMoved extends MoveOutcome<Operation> {
+  /** The moved operation with its part and job, as the lifecycle endpoints answer it. */
+  readonly detail: JsonText<Operation & OperationContext & { readonly estimated_time: number | null }> | undefined
+  /** Whether the move ended a running time entry. */
+  readonly timeEntryEnded: boolean
 }
 
 export type OperationListQuery = ListQuery<typeof operationListSpec["filters"], typeof operationListSpec["sort"][number]>
@@ -21,22 +30,30 @@ export class OperationStore extends Context.Service<OperationStore, {
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Operation>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Operation | undefined>
-  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Operation | undefined, Conflict>
-  /** A guarded lifecycle move in one statement (spec 3.2); undefined when missing or not in `from`. */
+  /** PATCH without status as one statement (owner, reference checks, update). */
+  readonly patch: (
+    tenantId: string,
+    id: string,
+    changes: Readonly<Record<string, unknown>>,
+    refs: ReadonlyArray<CheckedReference>
+  ) => Effect.Effect<PatchOutcome<Operation>, Conflict>
+  /**
+   * A guarded move (lifecycle action or PATCH status) as ONE statement (spec 3.2): the move with its
+   * stamps, a time entry opened for `userId` or the running ones ended, actual_time, the part's
+   * roll-up and every event. `refs` are checked in the same statement (nothing moves when one is missing).
+   */
   readonly move: (
     tenantId: string,
     id: string,
-    move: GuardedMove,
-    changes?: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<Moved<Operation> | undefined, Conflict>
+    plan: MovePlan,
+    o: { readonly userId: string | undefined; readonly refs: ReadonlyArray<CheckedReference> }
+  ) => Effect.Effect<OperationMoved, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<OperationState | undefined>
-  /** The part and job an operation belongs to (lifecycle answers, spec 4.5). */
-  readonly context: (tenantId: string, id: string) => Effect.Effect<OperationContext>
   readonly getMany: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
   /** A guarded move of many operations at once (batches); returns the moved rows with their previous status. */
   readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
-  /** Refused (Conflict) when the operation has time entries (spec 4.3). */
-  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  /** Deletes in one statement, with the owner of the id; refused (Conflict) when the operation has time entries (spec 4.3). */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** max(sequence)+1 of a part's operations. */
   readonly nextSequence: (tenantId: string, partId: string) => Effect.Effect<number>
   /** Operations by (external_source, external_id) of the tenant. */
