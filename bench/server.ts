@@ -110,7 +110,7 @@ const main = async () => {
       ...store,
       fanOut: (limit) => timed("fanOut", store.fanOut(limit), (n) => n),
       claimDue: (limit, leaseMs) => timed("claimDue", store.claimDue(limit, leaseMs), (ds) => ds.length),
-      record: (attempt) => timed("record", store.record(attempt), (ok) => (ok ? 1 : 0))
+      record: (attempts) => timed("record", store.record(attempts), (n) => n)
     })))
   let dispatcher: Scope.Closeable | undefined
   const startDispatcher = async () => {
@@ -202,9 +202,9 @@ const main = async () => {
              SELECT i, gen_random_uuid() AS job_id, 'WH-' || lpad(i::text, 6, '0') AS job_number FROM generate_series(1, ${n}) AS i
            )
            INSERT INTO outbox (tenant_id, event_id, event_type, data)
-           SELECT '${tenant.id}', gen_random_uuid(), 'job.created',
-             jsonb_set(jsonb_set(jsonb_set(jsonb_set(t.data, '{job_id}', to_jsonb(g.job_id)), '{job_number}', to_jsonb(g.job_number)),
-               '{job,id}', to_jsonb(g.job_id)), '{job,job_number}', to_jsonb(g.job_number))
+           SELECT '${tenant.id}', mes_uuid7(), 'job.created',
+             jsonb_set(jsonb_set(jsonb_set(jsonb_set(t.data::jsonb, '{job_id}', to_jsonb(g.job_id)), '{job_number}', to_jsonb(g.job_number)),
+               '{job,id}', to_jsonb(g.job_id)), '{job,job_number}', to_jsonb(g.job_number))::json
            FROM t, g ORDER BY g.i
            RETURNING id`
         )

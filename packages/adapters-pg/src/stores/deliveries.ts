@@ -50,26 +50,31 @@ RETURNING d.tenant_id, d.id, d.webhook_id, d.event_id, d.event_type, d.body, d.a
   w.url, w.secret, w.active`
 
 // Guarded by the attempt count seen at claim time: an attempt is counted and logged once even if
-// a lease expired and another dispatcher recorded first.
+// a lease expired and another dispatcher recorded first. $1 holds the attempts (jsonb).
 const RECORD = `
-WITH d AS (
-  UPDATE webhook_deliveries
-  SET attempts = attempts + 1,
-      status = $4,
-      next_attempt_at = CASE WHEN $5::int IS NULL THEN next_attempt_at ELSE now() + $5::int * interval '1 millisecond' END,
+WITH a AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS a (tenant_id uuid, id uuid, attempts int, status text, retry_ms int,
+    status_code int, error text, outcome text, duration_ms int, deactivate boolean)
+), d AS (
+  UPDATE webhook_deliveries w
+  SET attempts = w.attempts + 1,
+      status = a.status,
+      next_attempt_at = CASE WHEN a.retry_ms IS NULL THEN w.next_attempt_at ELSE now() + a.retry_ms * interval '1 millisecond' END,
       locked_until = NULL,
-      last_status_code = $6::int,
-      last_error = $7::text,
+      last_status_code = a.status_code,
+      last_error = a.error,
       updated_at = now()
-  WHERE tenant_id = $1 AND id = $2 AND attempts = $3 AND status = 'pending'
-  RETURNING tenant_id, id, webhook_id, event_id, event_type, attempts, next_attempt_at
+  FROM a
+  WHERE w.tenant_id = a.tenant_id AND w.id = a.id AND w.attempts = a.attempts AND w.status = 'pending'
+  RETURNING w.tenant_id, w.id, w.webhook_id, w.event_id, w.event_type, w.attempts, w.next_attempt_at,
+    a.retry_ms, a.outcome, a.status_code, a.duration_ms, a.error, a.deactivate
 ), gone AS (
   UPDATE webhooks w SET active = false, updated_at = now()
-  FROM d WHERE $10::boolean AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
+  FROM d WHERE d.deactivate AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
 )
 INSERT INTO webhook_logs (tenant_id, id, webhook_id, delivery_id, event_id, event_type, attempt, status, status_code, duration_ms, error, next_retry_at)
-SELECT d.tenant_id, mes_uuid7(), d.webhook_id, d.id, d.event_id, d.event_type, d.attempts, $8, $6::int, $9::int, $7::text,
-  CASE WHEN $5::int IS NULL THEN NULL ELSE d.next_attempt_at END
+SELECT d.tenant_id, mes_uuid7(), d.webhook_id, d.id, d.event_id, d.event_type, d.attempts, d.outcome, d.status_code, d.duration_ms, d.error,
+  CASE WHEN d.retry_ms IS NULL THEN NULL ELSE d.next_attempt_at END
 FROM d
 RETURNING id`
 
@@ -113,21 +118,21 @@ export const DeliveryStorePg = Layer.effect(DeliveryStore, Effect.gen(function*(
           ),
           Effect.orDie
         ),
-    record: (a) => {
-      const status = a.outcome === "retrying" ? "pending" : a.outcome
-      return sql.unsafe<{ id: string }>(RECORD, [
-        a.delivery.tenantId,
-        a.delivery.id,
-        a.delivery.attempts,
-        status,
-        a.outcome === "retrying" ? Math.max(0, Math.round(a.retryInMs ?? 0)) : null,
-        a.statusCode ?? null,
-        a.error ?? null,
-        a.outcome,
-        Math.max(0, Math.round(a.durationMs)),
-        a.deactivateWebhook === true
-      ]).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
-    },
+    record: (attempts) =>
+      attempts.length === 0
+        ? Effect.succeed(0)
+        : sql.unsafe<{ id: string }>(RECORD, [JSON.stringify(attempts.map((a) => ({
+          tenant_id: a.delivery.tenantId,
+          id: a.delivery.id,
+          attempts: a.delivery.attempts,
+          status: a.outcome === "retrying" ? "pending" : a.outcome,
+          retry_ms: a.outcome === "retrying" ? Math.max(0, Math.round(a.retryInMs ?? 0)) : null,
+          status_code: a.statusCode ?? null,
+          error: a.error ?? null,
+          outcome: a.outcome,
+          duration_ms: Math.max(0, Math.round(a.durationMs)),
+          deactivate: a.deactivateWebhook === true
+        })))]).pipe(Effect.map((rows) => rows.length), Effect.orDie),
     release: (ids) =>
       ids.length === 0
         ? Effect.void

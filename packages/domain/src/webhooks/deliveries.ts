@@ -45,11 +45,12 @@ export class DeliveryStore extends Context.Service<DeliveryStore, {
   /** Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones). */
   readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /**
-   * Records an attempt: counts it, sets the status and next attempt time, drops the lease and
-   * writes its webhook_logs row, atomically. False when the delivery moved on meanwhile (another
-   * dispatcher recorded this attempt after the lease expired, or it was deleted): nothing written.
+   * Records attempts, in one statement: each is counted, its status and next attempt time set, its
+   * lease dropped and its webhook_logs row written. An attempt whose delivery moved on meanwhile
+   * (another dispatcher recorded it after the lease expired, or it was deleted) writes nothing.
+   * Returns how many were recorded.
    */
-  readonly record: (attempt: AttemptRecord) => Effect.Effect<boolean>
+  readonly record: (attempts: ReadonlyArray<AttemptRecord>) => Effect.Effect<number>
   /** Drops the leases of deliveries still pending (shutdown), so another dispatcher takes them at once. */
   readonly release: (deliveryIds: ReadonlyArray<string>) => Effect.Effect<void>
   /** Sets the webhook inactive. */
