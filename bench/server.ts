@@ -31,7 +31,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { CommitSignal, HttpServerLive, WebhookDispatcher } from "@mes/adapters-http"
-import { Db, StoresPg } from "@mes/adapters-pg"
+import { Db, PlannerStatistics, StoresPg } from "@mes/adapters-pg"
 import { DeliveryStore, DomainLive, Tenants, UrlGuard } from "@mes/domain"
 
 const { values: args } = parseArgs({
@@ -62,7 +62,8 @@ const main = async () => {
   // The webhook dispatcher does not run unless the runner asks for it (`dispatcher start`, webhook scenarios
   // only). The SSRF guard (MES_DEPLOYMENT=cloud in `mes serve`) is the allow-all one: receivers are on 127.0.0.1.
   // As in `mes serve`, the API and the dispatcher share a CommitSignal: a committed write wakes delivery.
-  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, { logRequests: false }).pipe(
+  // as `mes serve` composes it (serve-live.ts), but for the dispatcher, which commands start
+  const app = Layer.merge(HttpServerLive({ port: 0, host: "127.0.0.1" }, { logRequests: false }), PlannerStatistics.layer).pipe(
     Layer.provideMerge(CommitSignal.layer),
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),

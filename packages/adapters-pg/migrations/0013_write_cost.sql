@@ -34,3 +34,14 @@ CREATE FUNCTION mes_uuid7() RETURNS uuid LANGUAGE sql VOLATILE PARALLEL SAFE AS 
     PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
     52, 1), 53, 1), 'hex')::uuid
 $$;
+
+-- 6. parts and operations reach their tenant through their job and part: (tenant_id, job_id) must
+--    name a job of that tenant, and (tenant_id, part_id) a part of it, so a direct reference to
+--    tenants checked (and share-locked the one tenant row) once more for every row of every write.
+--    A tenant's deletion still removes them: tenant → jobs → parts → operations cascade. The outbox
+--    is a queue its dispatcher empties; an event of a deleted tenant finds no webhook and goes.
+ALTER TABLE parts DROP CONSTRAINT parts_tenant_id_fkey;
+ALTER TABLE parts DROP CONSTRAINT parts_job_fkey;
+ALTER TABLE parts ADD CONSTRAINT parts_job_fkey FOREIGN KEY (tenant_id, job_id) REFERENCES jobs (tenant_id, id) ON DELETE CASCADE;
+ALTER TABLE operations DROP CONSTRAINT operations_tenant_id_fkey;
+ALTER TABLE outbox DROP CONSTRAINT outbox_tenant_id_fkey;

@@ -84,3 +84,33 @@ describe("transactions", () => {
     expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
   })
 })
+
+describe("tenant deletion", () => {
+  it("removes the tenant's jobs, parts, operations, time entries and usage (parts and operations reach it through their job)", async () => {
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Gone" })))
+    const created = await run(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: "G-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] }))))
+    const counts = () =>
+      run(Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const [row] = yield* sql<{ jobs: number; parts: number; operations: number; entries: number; usage: number }>`
+          SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id}) AS jobs,
+                 (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id}) AS parts,
+                 (SELECT count(*)::int FROM operations WHERE tenant_id = ${tenant.id}) AS operations,
+                 (SELECT count(*)::int FROM time_entries WHERE tenant_id = ${tenant.id}) AS entries,
+                 (SELECT count(*)::int FROM part_usage WHERE tenant_id = ${tenant.id}) AS usage`
+        return row!
+      }))
+    await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const operationId = created.parts[0]!.operations[0]!.operation_id
+      yield* sql`INSERT INTO time_entries (tenant_id, id, operation_id, start_time) VALUES (${tenant.id}, gen_random_uuid(), ${operationId}, now())`
+    }))
+    expect(await counts()).toEqual({ jobs: 1, parts: 1, operations: 1, entries: 1, usage: 1 })
+    await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql`DELETE FROM tenants WHERE id = ${tenant.id}`
+    }))
+    expect(await counts()).toEqual({ jobs: 0, parts: 0, operations: 0, entries: 0, usage: 0 })
+  })
+})

@@ -64,10 +64,10 @@ o AS (
 ),
 part_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'parts') WITH ORDINALITY e (v, n)),
 operation_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'operations') WITH ORDINALITY e (v, n)),
+oj AS (SELECT o.part_id, string_agg(o.json, ',' ORDER BY oo.n) AS operations FROM o JOIN operation_order oo ON oo.id = o.id GROUP BY o.part_id),
 pd AS (
-  SELECT p.*, po.n, left(p.doc, -1) || ',"operations":[' || coalesce(
-    (SELECT string_agg(o.json, ',' ORDER BY oo.n) FROM o JOIN operation_order oo ON oo.id = o.id WHERE o.part_id = p.id), '') || ']}' AS detail
-  FROM p JOIN part_order po ON po.id = p.id
+  SELECT p.*, po.n, left(p.doc, -1) || ',"operations":[' || coalesce(oj.operations, '') || ']}' AS detail
+  FROM p JOIN part_order po ON po.id = p.id LEFT JOIN oj ON oj.part_id = p.id
 ),
 d AS (SELECT left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd), '') || ']}' AS json FROM j),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVING count(*) > 0),
