@@ -2,7 +2,8 @@
 import { createServer } from "node:http"
 // by path: the package index also loads the HTTP client (undici), which the server never uses
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { HttpRouter } from "effect/http"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"

@@ -1,6 +1,11 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
-import { Cause, Config, type Context, Effect, Layer, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"

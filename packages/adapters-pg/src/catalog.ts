@@ -1,7 +1,9 @@
 // The tables' columns as the migrations left them, read once when the stores are built: inserts
 // name every column (one fixed statement per table, prepared once per connection) and event
 // payloads format each field as the table's record JSON does (migration 0010).
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 
 export interface Column {

@@ -4,7 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { migrate } from "./migrator.ts"
@@ -26,20 +30,28 @@ export const postgres = (url: string, options: { readonly maxConnections?: numbe
     multiplexConcurrency: options.pipeline ?? 4
   })
 
+// PGlite's own defaults (its defaultStartParams), which passing startParams replaces
+const PGLITE_START = ["--single", "-F", "-O", "-j", "-c", "search_path=public", "-c", "exit_on_error=false", "-c", "log_checkpoints=false",
+  "-c", "max_worker_processes=0", "-c", "max_parallel_workers=0", "-c", "max_parallel_workers_per_gather=0", "-c", "io_method=sync",
+  "-c", "max_parallel_maintenance_workers=0"]
+
 /**
  * Embedded PostgreSQL: PGlite in this process, served on a private unix socket.
  * `dataDir` undefined means in memory. PGlite is one session, so the pool holds one connection:
  * transactions then serialize instead of interleaving on the shared session.
  * PGlite is loaded only here, so a PostgreSQL deployment never loads it.
  */
-export const pglite = (dataDir?: string): Layer.Layer<Database, SqlError> =>
+export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: string } = {}): Layer.Layer<Database, SqlError> =>
   Layer.unwrap(Effect.gen(function*() {
+    // PostgreSQL's 128 MB of shared buffers live in the process's memory here; pages beyond them
+    // come from PGlite's file system (MES_PGLITE_SHARED_BUFFERS)
+    const settings = ["-c", `shared_buffers=${options.sharedBuffers ?? "32MB"}`]
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
     const [{ PGlite }, { PGLiteSocketServer }] = yield* Effect.promise(() =>
       Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")])
     )
     const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create(dataDir !== undefined ? { dataDir } : {})),
+      Effect.promise(() => PGlite.create({ ...(dataDir !== undefined ? { dataDir } : {}), startParams: [...PGLITE_START, ...settings] })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const socketDir = mkdtempSync(join(tmpdir(), "mes-pglite-"))
@@ -68,7 +80,8 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
       maxConnections: Config.Int("MES_DB_POOL_SIZE").pipe(Config.withDefault(10)),
       pipeline: Config.Int("MES_DB_PIPELINE").pipe(Config.withDefault(4))
     })
-    const base = Option.isSome(url) && url.value !== "" ? postgres(url.value, pool) : pglite(dataDir)
+    const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("32MB"))
+    const base = Option.isSome(url) && url.value !== "" ? postgres(url.value, pool) : pglite(dataDir, { sharedBuffers })
     return options.migrate === false ? base : withMigrations(base)
   }))
 

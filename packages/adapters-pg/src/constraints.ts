@@ -1,5 +1,5 @@
 // One table from constraint name to domain error (ARCHITECTURE: errors). Every other SqlError is a defect.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { Conflict } from "@mes/domain"
 

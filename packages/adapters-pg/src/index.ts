@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { Catalog } from "./catalog.ts"
 import { BatchStorePg } from "./stores/batches.ts"
 import { CellStorePg } from "./stores/cells.ts"

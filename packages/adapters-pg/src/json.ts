@@ -1,6 +1,6 @@
 // Records as JSON text built by PostgreSQL (migration 0010): the expression for one row, one read
 // with its owner (404 vs 403), and rows of JSON joined into an array without parsing any of them.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { jsonText, type JsonText, type Owned, type ReferenceTable } from "@mes/domain"
 

@@ -2,7 +2,7 @@
 // @effect/sql-pg speaks only the extended protocol, so each file is split into single statements.
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 

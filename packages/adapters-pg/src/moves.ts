@@ -2,7 +2,7 @@
 // the owner lookup for 404 / 403, reference checks, the guarded UPDATE with its stamps, and the
 // events built from the updated row, all in a data-modifying CTE. $1 is the tenant, $2 the id,
 // $3 the changes (jsonb), $4 the references to check (jsonb).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { jsonText, type MovePlan, type MoveOutcome, type PatchOutcome, type ReferenceTable, type RemoveOutcome, type Stamp } from "@mes/domain"

@@ -1,7 +1,7 @@
 // Set-based writes: every batch of rows travels as ONE jsonb parameter and is expanded by
 // jsonb_populate_recordset, so a statement's size does not grow with the number of rows
 // (and never meets the 65535-parameter limit).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 

@@ -1,9 +1,10 @@
 // Test databases: in-memory PGlite by default; with DATABASE_URL, a fresh database on that
 // server per test file (created here, dropped afterwards), so files never share state.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Redacted } from "effect"
+import * as Redacted from "effect/Redacted"
 import { type Database, pglite, postgres, withMigrations } from "./client.ts"
 
 const freshPostgres = (url: string): Layer.Layer<Database, unknown> =>

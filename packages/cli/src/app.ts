@@ -2,7 +2,10 @@
 // embedded PGlite in MES_DATA_DIR), the PostgreSQL stores and the domain services.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { Config, Effect, Layer, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { CliError } from "effect/cli"
 import { UrlGuardLive } from "@mes/adapters-http"
 import { Db, StoresPg } from "@mes/adapters-pg"

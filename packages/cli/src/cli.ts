@@ -1,5 +1,6 @@
 // The `mes` command tree and the program that runs it on the process arguments.
-import { Effect, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import { Command } from "effect/cli"
 import { key } from "./commands/key.ts"
 import { migrate } from "./commands/migrate.ts"

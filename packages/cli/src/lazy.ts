@@ -1,6 +1,6 @@
 // The database, stores and adapters load only when a command runs that needs them, so `mes --help`
 // and flag errors answer without loading the HTTP server, the SQL driver or PGlite.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** The application module (app.ts), imported on first use. */
 export const loadApp = Effect.promise(() => import("./app.ts"))

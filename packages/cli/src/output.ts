@@ -1,7 +1,9 @@
 // Output and error reporting shared by the commands: one JSON object (--json) or a readable line
 // on stdout; every failure becomes a CliError.UserError, which Command.run prints on stderr and
 // turns into exit code 1.
-import { Cause, Console, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { CliError, Flag } from "effect/cli"
 
 export const jsonFlag = Flag.Boolean("json").pipe(

@@ -1,6 +1,9 @@
 // What `mes serve` runs, loaded only when it does: the HTTP server and the webhook dispatcher over
 // the domain, the stores and the database of the environment.
-import { Console, Effect, Layer, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { HttpServer } from "effect/http"
 import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
 import { PlannerStatistics } from "@mes/adapters-pg"

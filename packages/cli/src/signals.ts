@@ -1,7 +1,9 @@
 // Exit codes on SIGINT/SIGTERM. NodeRuntime.runMain interrupts the main fiber on a signal; the
 // default teardown then exits 130. Once `serve` is listening, a signal is the normal way to stop
 // it, so an interruption then exits 0 (after every finalizer ran: server closed, PGlite closed).
-import { Cause, Exit, Runtime } from "effect"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 
 let signalIsShutdown = false
 

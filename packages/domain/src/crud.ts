@@ -1,6 +1,7 @@
 // The shape shared by plain resources (cells, profiles): create, list, read, update, delete with the
 // tenant rules, and the read-one rule (404 / 403) every resource uses.
-import { Effect, type Schema } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
 import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
 import type { NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"

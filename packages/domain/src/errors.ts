@@ -1,6 +1,6 @@
 // Domain errors named after the spec's error codes (spec 7.2). They carry what the
 // envelope needs and no HTTP status: adapters map them once, in spec 7.4 order.
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type { ValidationDetail } from "./validation.ts"
 
 export type EntityType = "job" | "part" | "operation" | "cell" | "profile" | "tenant" | "api_key" | "query"

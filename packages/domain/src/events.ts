@@ -1,7 +1,8 @@
 // Events of spec 6.1 and the outbox port: use cases append events in the same transaction as the
 // change (a rolled-back change emits nothing); a dispatcher delivers them later. Payloads are
 // documented in docs/events.md.
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import { CurrentTenant, newId } from "./ports.ts"
 
 export const EVENT_TYPES = [

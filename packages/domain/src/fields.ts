@@ -1,5 +1,5 @@
 // Field schemas shared by every resource (spec section 2 conventions).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/

@@ -1,6 +1,6 @@
 // Shared shape of the state machines (spec 3): each row is {from, action, to} plus the timestamp
 // effects the store applies in the same guarded UPDATE.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Forbidden, InvalidStateTransition, NotFound } from "./errors.ts"
 import type { EventPlan, EventType } from "./events.ts"
 import type { JsonText } from "./json.ts"

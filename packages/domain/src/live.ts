@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { Batches } from "./batches/service.ts"
 import { Cells } from "./cells/service.ts"
 import { Issues } from "./issues/service.ts"

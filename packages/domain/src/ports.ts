@@ -1,5 +1,6 @@
 // Ports the use cases need, implemented by adapters (adapters-pg for storage).
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 
 /** The authenticated caller's tenant, provided by the driving adapter after authentication. */
 export class CurrentTenant extends Context.Service<CurrentTenant, {

@@ -1,6 +1,7 @@
 // List queries (spec 4.15): filters, sort/order and pagination decoded from query strings.
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"

@@ -1,6 +1,6 @@
 // Tenant rules: every reference resolves inside the caller's tenant (spec 2.3, 5.6).
 // A missing or foreign id is a 422 FK_CONSTRAINT detail, never a stored link (DECISIONS).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Forbidden, NotFound } from "./errors.ts"
 import { CurrentTenant, References, type ReferenceTable } from "./ports.ts"
 import { detail, type Path, type ValidationDetail } from "./validation.ts"

@@ -1,6 +1,10 @@
 // The validation-detail builder (spec 7.3): turns schema failures and rule checks into
 // `{field, message, value, constraint, entityType, entityIndex}` items, all at once.
-import { Effect, Exit, Schema, SchemaAST, SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationFailed } from "./errors.ts"
 
 export type Constraint =

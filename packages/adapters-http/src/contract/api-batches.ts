@@ -1,5 +1,5 @@
 // /api-batches and /api-batch-lifecycle (spec 4.6), /api-time-entries (DECISIONS: records).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import {
   AddOperations,

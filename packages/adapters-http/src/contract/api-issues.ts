@@ -1,5 +1,5 @@
 // /api-issues (spec 4.7): GET list or `?id=`, POST 201 `data.issue`, PATCH `?id=`. No DELETE (the spec has none).
-import type { Schema } from "effect"
+import type * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Issue, IssueCreate, issueListSpec, IssuePatch } from "@mes/domain"
 import {

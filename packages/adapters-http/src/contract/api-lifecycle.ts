@@ -1,6 +1,6 @@
 // Lifecycle endpoints (spec 4.4, 4.5): POST /api-job-lifecycle/{action}?id= and
 // POST /api-operation-lifecycle/{action}?id=[&user_id=], answering the move with both statuses.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Job, JobStatus, Operation, OperationStatus } from "@mes/domain"
 import { apiErrors, okEnvelope } from "./envelope.ts"

@@ -1,6 +1,6 @@
 // /api-webhooks (spec 2.7, 4.9; DECISIONS: Webhooks) and /api-webhook-logs (read-only), plus our
 // POST /api-webhooks/test?id= and POST /api-webhook-logs/redeliver?id= (docs/DECISIONS.md).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import {
   DeliveryQueued,

@@ -1,6 +1,6 @@
 // The API definition (spec section 4, DECISIONS): paths, queries, bodies and envelopes. The OpenAPI
 // document, the docs page and the typed client are generated from it; the server routes by it.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup } from "./api-batches.ts"
 import { JobLifecycleGroup, OperationLifecycleGroup } from "./api-lifecycle.ts"

@@ -1,5 +1,5 @@
 // Response envelopes of spec 4.0 / 7.1 and DECISIONS, as schemas for the OpenAPI document and the typed client.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import type { FilterKind, ListSpec } from "@mes/domain"
 

@@ -1,5 +1,5 @@
 // /api-batches, /api-batch-lifecycle (spec 4.6) and /api-time-entries.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Batches, requireId, TimeEntries } from "@mes/domain"
 import { type Handlers, ok } from "../server.ts"
 import { resourceHandlers } from "./shared.ts"

@@ -1,5 +1,5 @@
 // /api-cells (spec 4.12)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Cells } from "@mes/domain"
 import { resourceHandlers } from "./shared.ts"
 

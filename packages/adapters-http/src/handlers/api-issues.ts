@@ -1,5 +1,5 @@
 // /api-issues (spec 4.7): list or read one, create, update. No DELETE (the spec has none).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Issues, requireId } from "@mes/domain"
 import { type Handlers, ok } from "../server.ts"
 import { listReply } from "./shared.ts"

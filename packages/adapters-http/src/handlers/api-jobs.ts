@@ -1,5 +1,5 @@
 // /api-jobs (spec 4.1)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type JobCreated, Jobs, Sync } from "@mes/domain"
 import { ok } from "../server.ts"
 import { resourceHandlers, syncHandlers } from "./shared.ts"

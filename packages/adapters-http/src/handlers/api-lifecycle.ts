@@ -1,5 +1,5 @@
 // /api-job-lifecycle and /api-operation-lifecycle (spec 4.4, 4.5): one line per action.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { isUuid, type JobAction, Jobs, type OperationAction, Operations, requireId } from "@mes/domain"
 import { BadRequest } from "@mes/domain"
 import { type Handlers, ok } from "../server.ts"

@@ -1,5 +1,5 @@
 // /api-operations (spec 4.3)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Operations, Sync } from "@mes/domain"
 import { resourceHandlers, syncHandlers } from "./shared.ts"
 

@@ -1,5 +1,5 @@
 // /api-parts (spec 4.2)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Parts, Sync } from "@mes/domain"
 import { resourceHandlers, syncHandlers } from "./shared.ts"
 

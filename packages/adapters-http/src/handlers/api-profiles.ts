@@ -1,5 +1,5 @@
 // /api-profiles (DECISIONS: profiles)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Profiles } from "@mes/domain"
 import { resourceHandlers } from "./shared.ts"
 

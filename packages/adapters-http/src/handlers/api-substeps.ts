@@ -1,5 +1,5 @@
 // /api-substeps (spec 4.8; DELETE is ours, docs/DECISIONS.md)
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Substeps } from "@mes/domain"
 import { resourceHandlers } from "./shared.ts"
 

@@ -1,6 +1,6 @@
 // /api-webhooks (spec 4.9; create answers the secret, DECISIONS: Webhooks), POST /api-webhooks/test,
 // and the read-only /api-webhook-logs with POST /api-webhook-logs/redeliver.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { requireId, WebhookLogs, Webhooks } from "@mes/domain"
 import { type Handlers, ok } from "../server.ts"
 import { listReply, resourceHandlers } from "./shared.ts"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type CurrentTenant, type DomainError, type Page, requireId, type SyncResult } from "@mes/domain"
 import { type ApiReply, type Handlers, ok } from "../server.ts"
 

@@ -1,7 +1,9 @@
 // Tells an in-process dispatcher that a write has committed, so new events go out at once instead
 // of at the next poll. Optional on both sides: without it (another process delivers, or no
 // dispatcher) the dispatcher simply polls.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 export class CommitSignal extends Context.Service<CommitSignal, {
   /** Called by the HTTP pipeline after a write request succeeded (its transaction has committed). */

@@ -20,7 +20,20 @@
 // finish and be recorded, interrupt the rest and release their leases so another dispatcher (or the
 // next start) retries them at once.
 import { CommitSignal } from "./commit-signal.ts"
-import { Context, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Latch, Layer, Option, Config, Cause, Queue } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Latch from "effect/Latch"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Config from "effect/Config"
+import * as Cause from "effect/Cause"
+import * as Queue from "effect/Queue"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, UrlGuard } from "@mes/domain"
 import { deliveryHeaders } from "./sign.ts"
 

@@ -4,7 +4,9 @@
 // and 6to4 IPv6 forms are judged by the IPv4 address they carry). Every resolved address must pass,
 // and a host that does not resolve is refused. `self-hosted` (the default) allows everything.
 import { lookup as dnsLookup } from "node:dns/promises"
-import { Config, Effect, Layer } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { UrlGuard } from "@mes/domain"
 
 export type Deployment = "self-hosted" | "cloud"

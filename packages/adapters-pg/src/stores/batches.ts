@@ -1,5 +1,6 @@
 // Batches (spec 2.6, 4.6): a batch with its ordered operations; guarded moves; time shares.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Batch, type BatchListQuery, type BatchStatus, BatchStore, type TimeShare } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"

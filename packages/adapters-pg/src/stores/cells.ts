@@ -1,5 +1,6 @@
 // Work cells (spec 4.12): plain CRUD; deletes are refused by the RESTRICT foreign keys while referenced.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Cell, CellStore } from "@mes/domain"
 import { contains } from "./common.ts"

@@ -1,5 +1,6 @@
 // Pieces shared by the stores: the transaction port, reference lookups and query helpers.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { References, type ReferenceTable, Tx } from "@mes/domain"
 import { liveCondition } from "../json.ts"

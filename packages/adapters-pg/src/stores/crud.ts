@@ -1,7 +1,7 @@
 // Pieces every store's list and plain CRUD share: one paged query whose rows come back as JSON
 // built by PostgreSQL (with the total of matches, in the same round trip), and a generic store for
 // resources without rules of their own (cells, profiles).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { type CrudStore, type FilterKind, type JsonChunk, jsonChunks, type ListQuery, type ReferenceTable, type Slice } from "@mes/domain"

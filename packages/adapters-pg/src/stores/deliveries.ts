@@ -1,7 +1,8 @@
 // Webhook delivery storage (spec 6): outbox fan-out, leased claims, attempt records. Every method
 // is one statement (atomic on its own), and claims use FOR UPDATE SKIP LOCKED, so any number of
 // dispatchers on one database share the work without delivering an attempt twice.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type ClaimedDelivery, DeliveryStore } from "@mes/domain"
 import { uuidArray } from "./common.ts"

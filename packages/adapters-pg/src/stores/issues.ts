@@ -1,6 +1,7 @@
 // Issues and NCRs (spec 4.7): job and part filters through the operation, stamps in the same
 // statement as the write, and the per-tenant, per-year NCR counter.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Issue, type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"

@@ -1,6 +1,7 @@
 // Jobs with their parts and operations (spec 4.1): the nested create as one statement, lists and
 // reads as JSON built by PostgreSQL, guarded status moves.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan, type Stamp } from "@mes/domain"

@@ -1,6 +1,7 @@
 // Operations (spec 4.3): list filters through part, job and cell; sequence auto-numbering under a
 // lock on the part; guarded status moves; sync upserts.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
   eventPlan,

@@ -1,5 +1,6 @@
 // The transactional outbox (spec 6): events go in with the change, set-based, in one statement.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Outbox } from "@mes/domain"
 

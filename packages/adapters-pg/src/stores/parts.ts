@@ -1,5 +1,6 @@
 // Parts (spec 4.2): list with the job's number as a filter, parent chains, sync upserts.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"

@@ -1,5 +1,6 @@
 // Profiles (DECISIONS: profiles): plain CRUD; deletes are refused by the RESTRICT foreign keys while referenced.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Profile, ProfileStore } from "@mes/domain"
 import { contains } from "./common.ts"

@@ -1,6 +1,7 @@
 // Substeps (spec 4.8): plain CRUD under the operation; completed_at follows completed in the same
 // statement, and substeps of a soft-deleted job are hidden like its parts and operations.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Substep, SubstepStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"

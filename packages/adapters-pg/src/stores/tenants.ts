@@ -1,4 +1,5 @@
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type ApiKey, type KeyCandidate, type Tenant, TenantStore } from "@mes/domain"
 

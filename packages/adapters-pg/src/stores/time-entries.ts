@@ -1,6 +1,7 @@
 // Time entries (spec 2.8): opened and closed by the lifecycles, corrected by hand; durations in
 // minutes; actual_time of an operation is the sum of its ended entries.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Operation, type TimeEntry, TimeEntryStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"

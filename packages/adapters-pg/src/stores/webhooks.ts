@@ -1,6 +1,7 @@
 // Webhook registrations and delivery logs (spec 2.7, 4.9, 6.2). Only `insert` returns the secret:
 // reads go through webhooks_json (migration 0010), which has no secret, and updates drop it.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Webhook, type WebhookLog, WebhookLogStore, type WebhookRow, WebhookStore } from "@mes/domain"
 import { readOwned } from "../json.ts"

@@ -1,5 +1,6 @@
 // `mes key create --tenant ID [--test] [--json]` → {"api_key": "svc_test_..." | "svc_live_..."}.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"

@@ -1,5 +1,5 @@
 // `mes migrate`: applies pending migrations and lists what ran (a second run applies nothing).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Command } from "effect/cli"
 import { loadApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors } from "../output.ts"

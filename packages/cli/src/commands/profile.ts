@@ -1,5 +1,6 @@
 // `mes profile create --tenant ID --name N [--role admin|operator] [--email E] [--json]` → {"profile_id": "..."}.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { CurrentTenant, Profiles, Role, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"

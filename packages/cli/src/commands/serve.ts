@@ -1,5 +1,7 @@
 // `mes serve [--port N] [--host H]`: migrates, then serves the REST API until SIGINT/SIGTERM.
-import { Config, Effect, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { reportErrors, userError } from "../output.ts"
 

@@ -1,5 +1,5 @@
 // `mes tenant create --name NAME [--plan P] [--json]` → {"tenant_id", "api_key"} (first live key, shown once).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { Plan, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"

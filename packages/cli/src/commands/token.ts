@@ -1,5 +1,7 @@
 // `mes token issue --tenant ID --profile ID --role admin|operator [--ttl S] [--json]` → {"token": "<JWT>"}.
-import { Config, Effect, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { Profiles, Role } from "@mes/domain"
 import { withApp } from "../lazy.ts"

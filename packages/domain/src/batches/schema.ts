@@ -1,5 +1,5 @@
 // Batches of operations (spec 2.6, 4.6): nested laser sheets, saw and tube batches, finishing lots.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonObject, Name255, NonNegativeNumber, opt, optNull, Text, Uuid } from "../fields.ts"
 import { oneOf, text, uuid, type ListSpec } from "../query.ts"
 

@@ -2,7 +2,9 @@
 // operations and opens the operator's time entries; stopping it completes them and shares the
 // tracked time across them (distributeBatchTime), all in one transaction.
 import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"

@@ -1,5 +1,5 @@
 // Work cells (spec 2.9, 4.12): standard CRUD; operations reference them by id or name.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Name255, opt, optNull, Uuid } from "../fields.ts"
 import { bool, text, uuid, type ListSpec } from "../query.ts"
 

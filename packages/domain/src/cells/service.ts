@@ -1,5 +1,7 @@
 // Cells: standard CRUD for work cells (spec 4.12); names are unique per tenant.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { References } from "../ports.ts"
 import { type Cell, CellCreate, cellListSpec, CellPatch } from "./schema.ts"

@@ -1,5 +1,5 @@
 // Issue / NCR records and inputs: one resource, `issue_type` selects (spec 2.4, 4.7).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Name255, NonNegativeInt, opt, optNull, Text, Uuid } from "../fields.ts"
 import { oneOf, text, uuid, type ListSpec } from "../query.ts"
 

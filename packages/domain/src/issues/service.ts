@@ -1,6 +1,8 @@
 // Issues and NCRs: create, list, read, update (spec 4.7). No delete: the spec has none.
 import { emitter, issueEvent, Outbox } from "../events.ts"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
 import { readOwned } from "../crud.ts"

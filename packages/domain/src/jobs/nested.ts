@@ -1,6 +1,6 @@
 // Rules for parts and operations created inside a job (spec 2.2, 2.3, 7.3): unique part numbers,
 // sequences unique and consecutive, parent parts inside the job without cycles, cells by id or name.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { OperationNested } from "../operations/schema.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { Part } from "../parts/schema.ts"

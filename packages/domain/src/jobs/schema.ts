@@ -1,5 +1,5 @@
 // Job records and inputs (spec 2.1, 4.1).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { IsoDate, JsonObject, Max255, Name255, NonNegativeInt, opt, optNull, Text, Uuid } from "../fields.ts"
 import { OperationNested } from "../operations/schema.ts"
 import { PartNestedFields } from "../parts/schema.ts"

@@ -1,5 +1,7 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type NotFound, type ValidationFailed } from "../errors.ts"
 import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"

@@ -1,4 +1,5 @@
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
 import type { EventPlan } from "../events.ts"
 import type { JsonText } from "../json.ts"

@@ -1,5 +1,5 @@
 // Operation records and inputs (spec 2.3, 4.3).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Name255, NonNegativeNumber, opt, optNull, Percentage, PositiveInt, Text, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"
 

@@ -1,6 +1,8 @@
 // Operations: standalone create, list, read, update, delete (spec 4.3).
 import { eventPlan, type EventType } from "../events.ts"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
 import { InvalidStateTransition } from "../errors.ts"
 import { renameAliases } from "../fields.ts"

@@ -1,4 +1,5 @@
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
 import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
 import type { JsonText } from "../json.ts"

@@ -1,5 +1,5 @@
 // Part records and inputs (spec 2.2, 4.2).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { JsonObject, Max255, Name255, opt, optNull, PositiveInt, Text, Uuid } from "../fields.ts"
 import { int, oneOf, text, uuid, type ListSpec } from "../query.ts"
 

@@ -1,6 +1,8 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
 import { emitter, Outbox, partEvent } from "../events.ts"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
 import { readOwned } from "../crud.ts"

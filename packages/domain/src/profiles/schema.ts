@@ -1,5 +1,5 @@
 // Profiles: the operators and users that user_id, operator_id and assigned_operator_id reference (DECISIONS).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Name255, opt, optNull, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"
 

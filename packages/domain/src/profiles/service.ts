@@ -1,5 +1,7 @@
 // Profiles: standard CRUD for operators and users (DECISIONS: profiles); emails are unique per tenant.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { References } from "../ports.ts"
 import { type Profile, ProfileCreate, profileListSpec, ProfilePatch } from "./schema.ts"

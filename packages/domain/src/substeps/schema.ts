@@ -1,5 +1,5 @@
 // Substeps (spec 2.5, 4.8): the checklist steps of an operation.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { opt, PositiveInt, Uuid } from "../fields.ts"
 import { bool, type ListSpec, uuid } from "../query.ts"
 

@@ -1,5 +1,7 @@
 // Substeps (spec 4.8): create, list, read, update, delete the checklist steps of an operation.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { emitter, Outbox, stepEvent } from "../events.ts"
 import { CurrentTenant, References, Tx } from "../ports.ts"

@@ -2,7 +2,9 @@
 // is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
 // record is reported and the others are kept. Writes per record are set-based per level.
 import { emitter, jobEvent, Outbox, partEvent } from "../events.ts"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"

@@ -1,5 +1,5 @@
 // Tenants and API keys (spec 2.9, 5; DECISIONS: process and bootstrap).
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Uuid } from "../fields.ts"
 
 export const Plan = Schema.Literals(["free", "pro", "premium", "enterprise"])

@@ -1,5 +1,9 @@
 // Tenant bootstrap and API-key authentication (spec 5; DECISIONS: process and bootstrap).
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { NotFound, Unauthorized } from "../errors.ts"
 import { newId, Tx } from "../ports.ts"
 import { constantTimeEqual, generateApiKey, KEY_PATTERN, keyPrefix, sha256Hex } from "./keys.ts"

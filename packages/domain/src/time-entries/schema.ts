@@ -1,6 +1,6 @@
 // Time entries (spec 2.8, DECISIONS: records): opened by operation start/resume and batch start,
 // closed by pause, complete and batch stop; created, corrected and deleted by hand here.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { IsoTimestamp, opt, optNull, Uuid } from "../fields.ts"
 import { bool, uuid, type ListSpec } from "../query.ts"
 

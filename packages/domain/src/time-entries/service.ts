@@ -1,6 +1,8 @@
 // Time entries by hand (DECISIONS: records): list, read, create, correct and delete; every change
 // recomputes the operation's actual_time in the same transaction.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type BadRequest, type Conflict, type Forbidden, NotFound, type ValidationFailed } from "../errors.ts"
 import { findOwned, readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"

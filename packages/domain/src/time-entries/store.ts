@@ -1,4 +1,5 @@
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { CrudStore } from "../crud.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { TimeEntry } from "./schema.ts"

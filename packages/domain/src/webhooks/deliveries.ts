@@ -2,7 +2,8 @@
 // in the outbox are fanned out into one delivery per subscribed webhook; deliveries are claimed
 // under a lease (several dispatchers, even in several processes, share the work), attempted, and
 // every attempt is recorded with its log row. Implemented by adapters-pg (`DeliveryStorePg`).
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 
 /** A delivery claimed for one attempt, with what is needed to send it. */
 export interface ClaimedDelivery {

@@ -1,6 +1,6 @@
 // Webhook registrations (spec 2.7, 4.9) and their delivery logs (spec 6.2, /api-webhook-logs).
 // The secret signs deliveries: it is answered once, on create, and is no field of the record.
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { EVENT_TYPES } from "../events.ts"
 import { opt, optNull, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"

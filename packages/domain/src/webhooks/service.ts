@@ -1,7 +1,9 @@
 // Webhooks (spec 2.7, 4.9, 6; DECISIONS: Webhooks): registrations with their signing secret, the
 // read-only delivery logs, and two extras: a test delivery and a redelivery. Deliveries are queued
 // rows; the dispatcher (adapters-http) sends them, so no request here waits on a receiver.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type BadRequest, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"

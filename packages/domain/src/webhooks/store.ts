@@ -1,5 +1,6 @@
 // Storage ports of webhook registrations and delivery logs (implemented in adapters-pg).
-import { Context, type Effect } from "effect"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import type { Owned } from "../crud.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Webhook, webhookListSpec, webhookLogListSpec, WebhookLog } from "./schema.ts"

@@ -1,7 +1,8 @@
 // SSRF guard port (issue: webhooks): with MES_DEPLOYMENT=cloud, webhook URLs that resolve to
 // loopback, private, link-local or metadata addresses are refused at registration and again at
 // delivery; self-hosted allows them. Implemented by adapters-http (it needs DNS).
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 
 export class UrlGuard extends Context.Service<UrlGuard, {
   /** Undefined when the URL may be called, else the reason it may not. */
