@@ -76,6 +76,48 @@ describe("PUT /api-jobs/sync", () => {
     expect(parts.body.data.parts.every((p: any) => p.external_id !== "E-TAKEN-p1")).toBe(true)
   })
 
+  it("a part of another job is a 422 detail on its external_id, with the record's other problems, and nothing is written", async () => {
+    expect((await api.put("/api-jobs/sync", erpJob("E-OWN", "SYNC-OWN"))).status).toBe(201)
+    const stolen = erpJob("E-THIEF", "SYNC-THIEF")
+    ;(stolen.parts[0] as Record<string, unknown>).external_id = "E-OWN-p1"
+    ;(stolen.parts[0]!.operations![1] as Record<string, unknown>).sequence = 3
+    ;(stolen.parts[0]!.operations![0] as Record<string, unknown>).cell_name = "Nowhere"
+    const res = await api.put("/api-jobs/sync", stolen)
+    expect(res.status).toBe(422)
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([
+      ["parts[0].external_id", "UNIQUE_CONSTRAINT"],
+      ["parts[0].operations[0].cell_name", "FK_CONSTRAINT"],
+      ["parts[0].operations[1].sequence", "MAX_VALUE"]
+    ])
+    expect((await api.get("/api-jobs?job_number=SYNC-THIEF")).body.data.jobs).toEqual([])
+  })
+
+  it("a record naming one external_id twice is a 422, not a database error", async () => {
+    const twice = erpJob("E-TWICE", "SYNC-TWICE")
+    ;(twice.parts[1] as Record<string, unknown>).external_id = "E-TWICE-p1"
+    ;(twice.parts[0]!.operations![1] as Record<string, unknown>).external_id = "E-TWICE-p1-o1"
+    const res = await api.put("/api-jobs/sync", twice)
+    expect(res.status).toBe(422)
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([
+      ["parts[0].operations[1].external_id", "UNIQUE_CONSTRAINT"],
+      ["parts[1].external_id", "UNIQUE_CONSTRAINT"]
+    ])
+  })
+
+  it("parallel syncs of two jobs that claim the same part: one wins, the other writes nothing", async () => {
+    const claim = (ext: string) => {
+      const job = erpJob(ext, `SYNC-${ext}`)
+      ;(job.parts[0] as Record<string, unknown>).external_id = "E-CONTESTED"
+      return job
+    }
+    const results = await Promise.all(["E-RACE-1", "E-RACE-2", "E-RACE-3", "E-RACE-4"].map((ext) => api.put("/api-jobs/sync", claim(ext))))
+    expect(results.map((r) => r.status).filter((s) => s === 201)).toHaveLength(1)
+    for (const r of results.filter((r) => r.status !== 201)) expect([409, 422]).toContain(r.status)
+    const winner = results.find((r) => r.status === 201)!.body.data.id
+    const jobs = (await api.get("/api-jobs?job_number=SYNC-E-RACE")).body.data.jobs
+    expect(jobs.map((j: any) => j.id)).toEqual([winner])
+  })
+
   it("keeps tenants apart: the same external id in another tenant is a different job", async () => {
     await other.post("/api-cells", { name: "Saw" })
     await other.post("/api-cells", { name: "Weld" })

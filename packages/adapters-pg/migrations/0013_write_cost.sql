@@ -45,3 +45,11 @@ ALTER TABLE parts DROP CONSTRAINT parts_job_fkey;
 ALTER TABLE parts ADD CONSTRAINT parts_job_fkey FOREIGN KEY (tenant_id, job_id) REFERENCES jobs (tenant_id, id) ON DELETE CASCADE;
 ALTER TABLE operations DROP CONSTRAINT operations_tenant_id_fkey;
 ALTER TABLE outbox DROP CONSTRAINT outbox_tenant_id_fkey;
+
+-- 7. a one-statement write that finds, after its checks, that it cannot finish as planned (a
+--    concurrent writer moved a row it syncs) raises this, so that none of it is kept; it is a
+--    unique violation of the pseudo-constraint mes_conflict, which the stores map to 409
+CREATE FUNCTION mes_conflict(message text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = 'unique_violation', CONSTRAINT = 'mes_conflict', MESSAGE = message;
+END $$;

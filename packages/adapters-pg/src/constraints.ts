@@ -33,7 +33,9 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   issues_reported_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_assigned_to_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_resolved_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
-  issues_verified_by_fkey: { message: "profile is referenced by issues and cannot be deleted" }
+  issues_verified_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
+  // raised by one-statement writes that a concurrent writer overtook (migration 0013)
+  mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }
 
 const constraintOf = (e: SqlError): string | undefined => {

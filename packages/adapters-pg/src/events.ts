@@ -31,6 +31,8 @@ export const payloadSql = (
 
 export interface EventSource {
   readonly event: EventPlan
+  /** The type as an SQL text expression over the rows of `from`, when it depends on the row. */
+  readonly typeSql?: string
   /** The payload expression over the rows of `from`. */
   readonly data: string
   readonly from: string
@@ -43,6 +45,6 @@ export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>
   `INSERT INTO outbox (tenant_id, event_id, event_type, data)
    SELECT ${tenant}, mes_uuid7(), e.type, e.data::json FROM (
      ${sources.map((s, i) =>
-    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, '${s.event.type.replace(/'/g, "''")}'::text AS type, ${s.data} AS data FROM ${s.from}`
+    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `'${s.event.type.replace(/'/g, "''")}'::text`} AS type, ${s.data} AS data FROM ${s.from}`
   ).join("\n     UNION ALL ")}
    ) e ORDER BY e.source, e.n`

@@ -79,38 +79,6 @@ export const updateRow = <T extends object>(
   })
 
 /**
- * Upsert by (tenant_id, external_source, external_id): new rows are inserted, existing ones take the
- * given columns. `predicate` is the partial unique index's WHERE; `sameParent` names a column that
- * must match for an update (a synced row is never moved to another parent). Rows skipped by that
- * rule are absent from the result.
- */
-export const upsertRows = <T extends { readonly id: string }>(
-  sql: SqlClient,
-  table: string,
-  rows: ReadonlyArray<object>,
-  defaults: Defaults,
-  options: { readonly predicate: string; readonly sameParent?: string }
-): Effect.Effect<Array<{ row: T; inserted: boolean }>, SqlError> =>
-  Effect.gen(function*() {
-    if (rows.length === 0) return []
-    const cols = columnsOf(rows)
-    const updatable = cols.filter((c) => c !== "id" && c !== "tenant_id" && c !== "created_at")
-    const out = yield* sql.unsafe<T & { _inserted: boolean; external_id: string }>(
-      `INSERT INTO ${ident(table)} AS t (${cols.map(ident).join(", ")})
-       SELECT ${select(cols, defaults)} FROM jsonb_populate_recordset(null::${ident(table)}, $1::jsonb) r
-       ON CONFLICT (tenant_id, external_source, external_id) WHERE ${options.predicate}
-       DO UPDATE SET ${[...updatable.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`), "updated_at = now()"].join(", ")}
-       ${options.sameParent ? `WHERE t.${ident(options.sameParent)} = EXCLUDED.${ident(options.sameParent)}` : ""}
-       RETURNING t.*, (xmax = 0) AS _inserted`,
-      [JSON.stringify(rows)]
-    )
-    const order = new Map(rows.map((r, i) => [(r as { external_id: string }).external_id, i]))
-    return [...out]
-      .sort((a, b) => (order.get(a.external_id) ?? 0) - (order.get(b.external_id) ?? 0))
-      .map(({ _inserted, ...row }) => ({ row: withoutDoc(row) as unknown as T, inserted: _inserted }))
-  })
-
-/**
  * A lifecycle move as ONE statement: lock the row only while its status is one of `from`, then set
  * `to`, the extra SET clauses (timestamps) and `changes`; returns the new row and the status it
  * had. Under concurrency the second mover re-checks the status after the first commits and gets

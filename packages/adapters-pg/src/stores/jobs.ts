@@ -9,12 +9,11 @@ import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents, payloadSql } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
-import { upsertRows } from "../rows.ts"
 import { contains, missingReferences } from "./common.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
+import { syncJobKey, syncJobStatement } from "./sync.ts"
 
-export const jobDefaults = { status: "'not_started'", priority: "0" }
 export const partDefaults = { status: "'not_started'", is_bullet_card: "false" }
 export const operationDefaults = { status: "'not_started'", completion_percentage: "0", actual_time: "0" }
 
@@ -91,6 +90,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const catalog = yield* Catalog
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
   const createStatements = new Map<string, string>()
+  const syncStatements = new Map<string, string>()
   const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
 
   return JobStore.of({
@@ -145,11 +145,30 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
     softDelete: (tenantId, id) => writes.remove(tenantId, id).pipe(die),
 
-    upsert: (job) =>
-      upsertRows<Job>(sql, "jobs", [job], jobDefaults, { predicate: "deleted_at IS NULL AND external_id IS NOT NULL" }).pipe(
-        Effect.map((rows) => rows[0]!),
-        mapConstraints
-      ),
+    sync: (plan) =>
+      Effect.gen(function*() {
+        const key = syncJobKey(plan, catalog)
+        let statement = syncStatements.get(key)
+        if (statement === undefined) syncStatements.set(key, statement = syncJobStatement(plan, catalog))
+        const [row] = yield* sql.unsafe<{
+          id: string | null
+          inserted: boolean | null
+          missing_refs: Array<number>
+          missing_cells: Array<string>
+          elsewhere: Array<number>
+          moved: Array<number>
+        }>(statement, [JSON.stringify({ ...plan, cell_names: plan.cellNames, dry_run: plan.dryRun }), plan.job.tenant_id])
+        const r = row!
+        return r.id !== null
+          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          : {
+            _tag: "Refused" as const,
+            missingRefs: r.missing_refs,
+            missingCells: r.missing_cells,
+            partsElsewhere: r.elsewhere,
+            operationsElsewhere: r.moved
+          }
+      }).pipe(mapConstraints),
 
     byExternalId: (tenantId, source, externalId) =>
       sql<Job>`SELECT * FROM jobs WHERE tenant_id = ${tenantId} AND external_source = ${source}

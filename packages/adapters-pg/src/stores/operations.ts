@@ -17,12 +17,13 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { type EventSource, payloadSql } from "../events.ts"
-import { insertRows, upsertRows } from "../rows.ts"
+import { insertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
+import { syncOperationStatement } from "./sync.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -98,6 +99,7 @@ const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: Mov
 export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
+  const syncStatements = new Map<string, string>()
   const writes = recordWrites<Operation>(sql, {
     table: "operations",
     columns: catalog.columns("operations"),
@@ -181,18 +183,19 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           Effect.orDie
         ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
-    nextSequence: (tenantId, partId) =>
-      sql<{ next: number }>`SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${tenantId} AND part_id = ${partId}`.pipe(
-        Effect.map((rows) => rows[0]!.next),
-        Effect.orDie
-      ),
-    byExternalIds: (tenantId, source, externalIds) =>
-      externalIds.length === 0
-        ? Effect.succeed([])
-        : sql<Operation>`SELECT o.* FROM operations o WHERE o.tenant_id = ${tenantId} AND o.external_source = ${source}
-            AND o.external_id IN ${sql.in(externalIds)}`.pipe(Effect.orDie),
-    upsert: (rows) =>
-      upsertRows<Operation>(sql, "operations", rows, operationDefaults, { predicate: "external_id IS NOT NULL", sameParent: "part_id" })
-        .pipe(mapConstraints)
+    sync: (plan) =>
+      Effect.gen(function*() {
+        const key = Object.keys(plan.operation).filter((k) => plan.operation[k as keyof typeof plan.operation] !== undefined).sort().join(",")
+        let statement = syncStatements.get(key)
+        if (statement === undefined) syncStatements.set(key, statement = syncOperationStatement(plan.operation, catalog))
+        const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
+          statement,
+          [JSON.stringify({ operation: plan.operation, part_external_id: plan.partExternalId, cell_name: plan.cellName }), plan.operation.tenant_id]
+        )
+        const r = row!
+        return r.id !== null
+          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere }
+      }).pipe(mapConstraints)
   })
 }))

@@ -3,8 +3,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Part, type PartListQuery, PartStore } from "@mes/domain"
+import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, deleteRow, insertRows, updateRow, upsertRows, withoutDoc } from "../rows.ts"
+import { syncPartStatement } from "./sync.ts"
+import { ancestors, deleteRow, insertRows, updateRow, withoutDoc } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
@@ -23,6 +25,8 @@ const LIVE = "EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = p.tenant_id AND j
 
 export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
+  const syncStatements = new Map<string, string>()
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
       Effect.map((rows) => rows[0]),
@@ -68,8 +72,21 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         Effect.orDie
       ),
     ancestors: (tenantId, id) => ancestors(sql, "parts", "parent_part_id", tenantId, id).pipe(Effect.orDie),
-    upsert: (rows) =>
-      upsertRows<Part>(sql, "parts", rows, partDefaults, { predicate: "external_id IS NOT NULL", sameParent: "job_id" }).pipe(mapConstraints),
+    sync: (plan) =>
+      Effect.gen(function*() {
+        const withParent = plan.parent !== undefined
+        const key = `${withParent} ${Object.keys(plan.part).filter((k) => plan.part[k as keyof typeof plan.part] !== undefined).sort()}`
+        let statement = syncStatements.get(key)
+        if (statement === undefined) syncStatements.set(key, statement = syncPartStatement(plan.part, withParent, catalog))
+        const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
+          statement,
+          [JSON.stringify({ part: plan.part, job_external_id: plan.jobExternalId, refs: plan.refs, parent: plan.parent ?? null }), plan.part.tenant_id]
+        )
+        const r = row!
+        return r.id !== null
+          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
+      }).pipe(mapConstraints),
     rollUp: (tenantId, partIds) =>
       partIds.length === 0
         ? Effect.succeed([])

@@ -51,6 +51,33 @@ export type NestedJobResult =
     readonly missingCells: ReadonlyArray<string>
   }
 
+/**
+ * A job sync as the domain plans it: the rows with ids of their own (the store keeps the stored ids
+ * of rows that exist by external key, and maps the plan's ids onto them), the references and cell
+ * names to check, and `dryRun` to only check (the request is refused already and wants every reason).
+ */
+export interface JobSyncPlan {
+  readonly job: NewRow<Job>
+  readonly parts: ReadonlyArray<NewRow<Part>>
+  readonly operations: ReadonlyArray<NestedOperation>
+  readonly refs: ReadonlyArray<CheckedReference>
+  readonly cellNames: ReadonlyArray<string>
+  readonly dryRun: boolean
+}
+
+/** Synced (with the job's id, created or updated), or refused with every reason the statement found. */
+export type JobSyncResult =
+  | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+  | {
+    readonly _tag: "Refused"
+    readonly missingRefs: ReadonlyArray<number>
+    readonly missingCells: ReadonlyArray<string>
+    /** Indexes of synced parts that exist under another job. */
+    readonly partsElsewhere: ReadonlyArray<number>
+    /** Indexes of synced operations that exist under another part. */
+    readonly operationsElsewhere: ReadonlyArray<number>
+  }
+
 /** A lifecycle row as the stores apply it: guard, target, timestamp stamps and named effects. */
 export type GuardedMove = Pick<Transition<string, string>, "from" | "to" | "stamps" | "effects">
 
@@ -77,8 +104,11 @@ export class JobStore extends Context.Service<JobStore, {
   readonly status: (tenantId: string, id: string) => Effect.Effect<JobStatus | undefined>
   /** Soft delete as one statement, with the owner of the id. */
   readonly softDelete: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
-  /** Inserts or updates a job by (external_source, external_id) among non-deleted jobs. */
-  readonly upsert: (job: NewRow<Job>) => Effect.Effect<{ readonly row: Job; readonly inserted: boolean }, Conflict>
+  /**
+   * PUT sync as ONE statement: checks, then upserts the job, its parts and operations by external
+   * key, counts created parts and appends job.created|updated and part.created|updated (spec 4.1).
+   */
+  readonly sync: (plan: JobSyncPlan) => Effect.Effect<JobSyncResult, Conflict>
   /** The non-deleted job with this external key. */
   readonly byExternalId: (tenantId: string, source: string, externalId: string) => Effect.Effect<Job | undefined>
   /** True when a non-deleted job of the tenant has this number. */

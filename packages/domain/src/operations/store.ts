@@ -4,7 +4,6 @@ import type { Conflict } from "../errors.ts"
 import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
 import type { JsonText } from "../json.ts"
 import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
-import type { Upserted } from "../parts/store.ts"
 import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
@@ -55,10 +54,18 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
   /** Deletes in one statement, with the owner of the id; refused (Conflict) when the operation has time entries (spec 4.3). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
-  /** max(sequence)+1 of a part's operations. */
-  readonly nextSequence: (tenantId: string, partId: string) => Effect.Effect<number>
-  /** Operations by (external_source, external_id) of the tenant. */
-  readonly byExternalIds: (tenantId: string, source: string, externalIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
   /** Inserts or updates operations by (external_source, external_id); rows under another part are left alone. */
-  readonly upsert: (rows: ReadonlyArray<NewRow<Operation>>) => Effect.Effect<ReadonlyArray<Upserted<Operation>>, Conflict>
+  /**
+   * PUT sync as ONE statement: the operation under the part synced as `partExternalId` (same source)
+   * in the cell named `cellName`, upserted by external key; a new one without sequence comes last.
+   */
+  readonly sync: (plan: {
+    readonly operation: NewRow<Operation>
+    readonly partExternalId: string
+    readonly cellName: string
+  }) => Effect.Effect<
+    | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+    | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean },
+    Conflict
+  >
 }>()("mes/domain/OperationStore") {}

@@ -1,17 +1,12 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
-import type { NewRow } from "../jobs/store.ts"
+import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
 import type { Owned } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
-
-export interface Upserted<T> {
-  readonly row: T
-  readonly inserted: boolean
-}
 
 export class PartStore extends Context.Service<PartStore, {
   readonly insert: (part: NewRow<Part>) => Effect.Effect<Part, Conflict>
@@ -31,7 +26,21 @@ export class PartStore extends Context.Service<PartStore, {
    * Inserts or updates parts by (external_source, external_id); a row that exists under another
    * job is left alone and missing from the result.
    */
-  readonly upsert: (rows: ReadonlyArray<NewRow<Part>>) => Effect.Effect<ReadonlyArray<Upserted<Part>>, Conflict>
+  /**
+   * PUT sync as ONE statement: the part under the job synced as `jobExternalId` (same source),
+   * upserted by external key (an existing part keeps its id and job), counted when created, with
+   * part.created|updated. `parent`: a resolved parent_part_id when the request names one.
+   */
+  readonly sync: (plan: {
+    readonly part: NewRow<Part>
+    readonly jobExternalId: string
+    readonly refs: ReadonlyArray<CheckedReference>
+    readonly parent?: string | null
+  }) => Effect.Effect<
+    | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+    | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> },
+    Conflict
+  >
   /**
    * Part status from its operations (spec 3.4, issue roll-up): completed when all are, in_progress
    * once one has started. Returns the parts whose status changed, with the status they left.

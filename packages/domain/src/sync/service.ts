@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
-import { planNested, resolveCellNames } from "../jobs/nested.ts"
+import { duplicates, planNested, unknownCellName } from "../jobs/nested.ts"
 import { JobSync } from "../jobs/schema.ts"
 import { JobStore } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
@@ -17,9 +17,9 @@ import { PartSync } from "../parts/schema.ts"
 import { resolveParent } from "../parts/service.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { checkReferences, type Reference } from "../references.ts"
+import { checkedReferences, checkReferences, type Reference, referenceDetail } from "../references.ts"
 import { TenantStore } from "../tenants/store.ts"
-import { detail, decodeInput, failIfAny, type ValidationDetail, validationFailed } from "../validation.ts"
+import { detail, decodeInput, failIfAny, type Path, type ValidationDetail, validationFailed } from "../validation.ts"
 import { resolveCellName } from "../operations/service.ts"
 
 export interface SyncResult {
@@ -120,39 +120,41 @@ export class Sync extends Context.Service<Sync, {
         const body = normalizeJobInput(raw)
         const input = yield* decodeJob(body)
         const source = input.external_source
-        const existing = yield* jobs.byExternalId(tenant.id, source, input.external_id)
-        const jobId = existing?.id ?? newId()
         const syncedParts = input.parts ?? []
-        const known = new Map((yield* parts.byExternalIds(tenant.id, source, syncedParts.map((p) => p.external_id))).map((p) => [p.external_id!, p]))
-        const details: Array<ValidationDetail> = []
-        syncedParts.forEach((p, i) => {
-          const k = known.get(p.external_id)
-          if (k !== undefined && k.job_id !== jobId) {
-            details.push(detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${p.external_id} belongs to another job`))
-          }
-        })
-        const plan = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map((p) => known.get(p.external_id)?.id ?? newId()))
-        const cells = yield* resolveCellNames("job", body, plan)
+        const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
+        // rows get ids of their own; the store keeps the stored ids of rows that already exist
+        const jobId = newId()
+        const plan = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map(() => newId()))
+        // one record names each part and operation once (the upsert could not write one row twice)
+        const opPaths = syncedParts.flatMap((p, i) => (p.operations ?? []).map((_, j): Path => ["parts", i, "operations", j, "external_id"]))
+        const details = [
+          ...duplicates("job", body, syncedParts, (p) => p.external_id, (i) => ["parts", i, "external_id"], "part external_id"),
+          ...duplicates("job", body, opsInput, (o) => o.external_id, (i) => opPaths[i]!, "operation external_id"),
+          ...plan.details
+        ]
         const refs: Array<Reference> = [...plan.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
-        yield* failIfAny("job", [...details, ...plan.details, ...cells.details, ...(yield* checkReferences("job", body, refs))])
         const { parts: _p, ...jobFields } = input
-        return yield* tx.transaction(Effect.gen(function*() {
-          const saved = yield* jobs.upsert({ ...jobFields, id: jobId, tenant_id: tenant.id })
-          const partRows = plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id }))
-          const savedParts = yield* parts.upsert(partRows)
-          if (savedParts.length !== partRows.length) return yield* new Conflict({ message: "a synced part belongs to another job" })
-          const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
-          const opRows = cells.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id }))
-          const savedOps = yield* operations.upsert(opRows)
-          if (savedOps.length !== opRows.length) return yield* new Conflict({ message: "a synced operation belongs to another part" })
-          yield* tenants.countParts(tenant.id, savedParts.filter((p) => p.inserted).length)
-          yield* emit([
-            jobEvent(saved.inserted ? "job.created" : "job.updated", saved.row),
-            ...savedParts.map((p) => partEvent(p.inserted ? "part.created" : "part.updated", p.row))
-          ])
-          return result(saved.row, saved.inserted)
-        }))
+        const result = yield* jobs.sync({
+          job: { ...jobFields, id: jobId, tenant_id: tenant.id },
+          parts: plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
+          operations: plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
+          refs: checkedReferences(refs),
+          cellNames: [...new Set(plan.cellNames.map((c) => c.name))],
+          // a request refused already still learns every reason, in the same round trip
+          dryRun: details.length > 0
+        })
+        if (result._tag === "Synced") return { action: result.inserted ? "created" as const : "updated" as const, id: result.id, external_id: input.external_id }
+        const missing = new Set(result.missingCells)
+        yield* failIfAny("job", [
+          ...result.partsElsewhere.map((i) =>
+            detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
+          ),
+          ...details,
+          ...plan.cellNames.filter((c) => missing.has(c.name)).map((c) => unknownCellName("job", body, c.name, c.path)),
+          ...result.missingRefs.map((i) => referenceDetail("job", body, refs[i]!))
+        ])
+        return yield* new Conflict({ message: "a synced operation belongs to another part" })
       }))
 
     const part = (raw: unknown) =>
@@ -160,36 +162,36 @@ export class Sync extends Context.Service<Sync, {
         const tenant = yield* CurrentTenant
         const input = yield* decodePart(raw)
         const source = input.external_source
-        const owner = yield* jobs.byExternalId(tenant.id, source, input.job_external_id)
-        if (owner === undefined) {
-          return yield* validationFailed("part", [
+        const noJob = () =>
+          validationFailed("part", [
             detail("part", raw, ["job_external_id"], "FK_CONSTRAINT", `no job with external_id ${input.job_external_id} from ${source}`)
           ])
+        const elsewhere = () => new Conflict({ message: `part ${input.external_id} belongs to another job` })
+        let id = newId()
+        let parent: string | null | undefined
+        if (input.parent_part_id !== undefined || input.parent_part_number !== undefined) {
+          // the parent rules (same job, no loop) read the job and the part's place first
+          const owner = yield* jobs.byExternalId(tenant.id, source, input.job_external_id)
+          if (owner === undefined) return yield* noJob()
+          const [existing] = yield* parts.byExternalIds(tenant.id, source, [input.external_id])
+          if (existing !== undefined && existing.job_id !== owner.id) return yield* elsewhere()
+          id = existing?.id ?? id
+          const resolved = yield* resolveParent(raw, owner.id, id, input)
+          yield* failIfAny("part", resolved.details)
+          parent = resolved.parent ?? null
         }
-        const [existing] = yield* parts.byExternalIds(tenant.id, source, [input.external_id])
-        if (existing !== undefined && existing.job_id !== owner.id) {
-          return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
-        }
-        const id = existing?.id ?? newId()
-        const parent = input.parent_part_id !== undefined || input.parent_part_number !== undefined
-          ? yield* resolveParent(raw, owner.id, id, input)
-          : { parent: undefined, details: [] }
         const refs: Array<Reference> = input.current_cell_id != null ? [{ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] }] : []
-        yield* failIfAny("part", [...parent.details, ...(yield* checkReferences("part", raw, refs))])
         const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
-        return yield* tx.transaction(Effect.gen(function*() {
-          const [saved] = yield* parts.upsert([{
-            ...fields,
-            id,
-            tenant_id: tenant.id,
-            job_id: owner.id,
-            ...(parent.parent !== undefined ? { parent_part_id: parent.parent } : {})
-          }])
-          if (saved === undefined) return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
-          if (saved.inserted) yield* tenants.countParts(tenant.id, 1)
-          yield* emit([partEvent(saved.inserted ? "part.created" : "part.updated", saved.row)])
-          return result(saved.row, saved.inserted)
-        }))
+        const synced = yield* parts.sync({
+          part: { ...fields, id, tenant_id: tenant.id },
+          jobExternalId: input.job_external_id,
+          refs: checkedReferences(refs),
+          ...(parent !== undefined ? { parent } : {})
+        })
+        if (synced._tag === "Synced") return { action: synced.inserted ? "created" as const : "updated" as const, id: synced.id, external_id: input.external_id }
+        if (synced.noJob) return yield* noJob()
+        if (synced.elsewhere) return yield* elsewhere()
+        return yield* validationFailed("part", synced.missingRefs.map((i) => referenceDetail("part", raw, refs[i]!)))
       }))
 
     const operation = (raw: unknown) =>
@@ -198,31 +200,20 @@ export class Sync extends Context.Service<Sync, {
         const body = renameAliases(raw, operationAliases)
         const input = yield* decodeOperation(body)
         const source = input.external_source
-        const [owner] = yield* parts.byExternalIds(tenant.id, source, [input.part_external_id])
-        const details: Array<ValidationDetail> = []
-        if (owner === undefined) {
-          details.push(detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`))
-        }
-        const cell = yield* resolveCellName("operation", body, input.cell_name)
-        yield* failIfAny("operation", [...details, ...cell.details])
-        const [existing] = yield* operations.byExternalIds(tenant.id, source, [input.external_id])
-        if (existing !== undefined && existing.part_id !== owner!.id) {
-          return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
-        }
         const { part_external_id: _p, cell_name: _c, ...fields } = input
-        return yield* tx.transaction(Effect.gen(function*() {
-          const sequence = input.sequence ?? existing?.sequence ?? (yield* operations.nextSequence(tenant.id, owner!.id))
-          const [saved] = yield* operations.upsert([{
-            ...fields,
-            sequence,
-            id: existing?.id ?? newId(),
-            tenant_id: tenant.id,
-            part_id: owner!.id,
-            cell_id: cell.cellId ?? null
-          }])
-          if (saved === undefined) return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
-          return result(saved.row, saved.inserted)
-        }))
+        const synced = yield* operations.sync({
+          operation: { ...fields, id: newId(), tenant_id: tenant.id },
+          partExternalId: input.part_external_id,
+          cellName: input.cell_name
+        })
+        if (synced._tag === "Synced") return { action: synced.inserted ? "created" as const : "updated" as const, id: synced.id, external_id: input.external_id }
+        yield* failIfAny("operation", [
+          ...(synced.noPart
+            ? [detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`)]
+            : []),
+          ...(synced.noCell ? [unknownCellName("operation", body, input.cell_name, ["cell_name"])] : [])
+        ])
+        return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
       }))
 
     const one = { jobs: job, parts: part, operations: operation }

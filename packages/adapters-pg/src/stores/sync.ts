@@ -1,0 +1,228 @@
+// ERP sync of a job with its parts and operations as ONE statement (spec 4.1 PUT sync; ARCHITECTURE:
+// the domain plans, the adapter executes once). The plan names every row with an id of its own;
+// rows that already exist under the same (external_source, external_id) keep their stored id, and
+// the statement maps the plan's ids (job of a part, parent of a part, part of an operation) onto the
+// ids the rows end up with. Everything that can refuse the record is checked first, in the same
+// snapshot: references and cell names of the tenant, parts that belong to another job, operations
+// that belong to another part. A refused record writes nothing and says why.
+import { type JobSyncPlan, payloadShapes } from "@mes/domain"
+import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
+import { insertEvents, payloadSql } from "../events.ts"
+import { missingReferences } from "./common.ts"
+
+const ident = (name: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad column name ${name}`)
+  return `"${name}"`
+}
+
+/** The columns any of `rows` gives a value: those an existing row takes from the sync. */
+const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Array<string> => {
+  const names = new Set<string>()
+  for (const r of rows) for (const [k, v] of Object.entries(r)) if (v !== undefined) names.add(k)
+  return columns.map((c) => c.name).filter((c) => names.has(c) && c !== "id" && c !== "tenant_id" && c !== "created_at")
+}
+
+const doUpdate = (columns: ReadonlyArray<string>, sameParent?: string) =>
+  `DO UPDATE SET ${[...columns.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`), "updated_at = now()"].join(", ")}
+   ${sameParent === undefined ? "" : `WHERE t.${ident(sameParent)} = EXCLUDED.${ident(sameParent)}`}`
+
+/** The statement's shape depends only on which columns the plan's rows give; callers cache it by `syncJobKey`. */
+export const syncJobKey = (plan: JobSyncPlan, catalog: Catalog["Service"]) =>
+  [given([plan.job], catalog.columns("jobs")), given(plan.parts, catalog.columns("parts")), given(plan.operations, catalog.columns("operations"))]
+    .map((c) => c.join(",")).join("|")
+
+/**
+ * $1: the plan (jsonb: job, parts, operations, refs, cell_names, dry_run), $2: the tenant. Answers
+ * one row: the job's id and whether it was created, or (nothing written) what refused it.
+ */
+export const syncJobStatement = (plan: JobSyncPlan, catalog: Catalog["Service"]) => {
+  const jobs = catalog.columns("jobs")
+  const parts = catalog.columns("parts")
+  const operations = catalog.columns("operations")
+  const key = (alias: string) => `${alias}.tenant_id = $2 AND ${alias}.external_source = (x.r).external_source AND ${alias}.external_id = (x.r).external_id`
+  return `
+WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
+names AS (
+  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
+  LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
+),
+jin AS (SELECT jsonb_populate_record(null::jobs, $1::jsonb->'job') AS r),
+jid AS (
+  SELECT coalesce((SELECT j.id FROM jin x JOIN jobs j ON ${key("j")} AND j.deleted_at IS NULL), ((SELECT r FROM jin)).id) AS id
+),
+pin AS (SELECT e.n, jsonb_populate_record(null::parts, e.v) AS r FROM jsonb_array_elements($1::jsonb->'parts') WITH ORDINALITY e (v, n)),
+pid AS (
+  SELECT x.n, (x.r).id AS plan_id, coalesce(p.id, (x.r).id) AS id, p.job_id AS stored_job
+  FROM pin x LEFT JOIN parts p ON ${key("p")}
+),
+elsewhere AS (SELECT pid.n FROM pid, jid WHERE pid.stored_job IS NOT NULL AND pid.stored_job <> jid.id),
+oin AS (
+  SELECT e.n, e.v->>'cell_name' AS cell_name, jsonb_populate_record(null::operations, e.v) AS r
+  FROM jsonb_array_elements($1::jsonb->'operations') WITH ORDINALITY e (v, n)
+),
+oid AS (
+  SELECT x.n, coalesce(o.id, (x.r).id) AS id, (SELECT pid.id FROM pid WHERE pid.plan_id = (x.r).part_id) AS part_id, o.part_id AS stored_part
+  FROM oin x LEFT JOIN operations o ON ${key("o")}
+),
+moved AS (SELECT oid.n FROM oid WHERE oid.stored_part IS NOT NULL AND oid.stored_part <> oid.part_id),
+ok AS (
+  SELECT NOT ($1::jsonb->>'dry_run')::boolean AND NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM elsewhere) AND NOT EXISTS (SELECT 1 FROM moved) AS ok
+),
+j AS (
+  ${insertSelect(jobs, "jobs AS t", { from: "ok, jid, jin x", row: "x.r", overrides: { id: "jid.id" }, where: "WHERE ok.ok" })}
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE deleted_at IS NULL AND external_id IS NOT NULL
+  ${doUpdate(given([plan.job], jobs))}
+  RETURNING t.*, (xmax = 0) AS inserted
+),
+p AS (
+  ${
+    insertSelect(parts, "parts AS t", {
+      from: "j, pin x JOIN pid ON pid.n = x.n",
+      row: "x.r",
+      overrides: { id: "pid.id", job_id: "j.id", parent_part_id: "(SELECT pp.id FROM pid pp WHERE pp.plan_id = (x.r).parent_part_id)" }
+    })
+  }
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
+  ${doUpdate(given(plan.parts, parts), "job_id")}
+  RETURNING t.*, (xmax = 0) AS inserted
+),
+o AS (
+  ${
+    insertSelect(operations, "operations AS t", {
+      from: "j, oin x JOIN oid ON oid.n = x.n LEFT JOIN names nm ON nm.name = x.cell_name",
+      row: "x.r",
+      overrides: { id: "oid.id", part_id: "oid.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" }
+    })
+  }
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
+  ${doUpdate(given(plan.operations, operations), "part_id")}
+  RETURNING t.id
+),
+po AS (SELECT p.*, pid.n FROM p JOIN pid ON pid.id = p.id),
+u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p WHERE p.inserted HAVING count(*) > 0),
+ev AS (
+  ${
+    insertEvents("$2", [
+      ...(["job.created", "job.updated"] as const).map((type) => ({
+        event: { type, shape: payloadShapes.job },
+        from: `j WHERE j.inserted = ${type === "job.created"}`,
+        data: payloadSql(payloadShapes.job, { field: fieldOf(jobs, "j"), record: "j.doc" })
+      })),
+      // part events in the order the record lists the parts, created and updated alike
+      {
+        event: { type: "part.created", shape: payloadShapes.part },
+        typeSql: "CASE WHEN po.inserted THEN 'part.created' ELSE 'part.updated' END",
+        from: "po",
+        orderBy: "po.n",
+        data: payloadSql(payloadShapes.part, { field: fieldOf(parts, "po"), record: "po.doc" })
+      }
+    ])
+  }
+)
+SELECT (SELECT id FROM j) AS id, (SELECT inserted FROM j) AS inserted,
+  -- a row the checks saw in place but a concurrent sync moved is skipped by its upsert: undo all
+  CASE WHEN EXISTS (SELECT 1 FROM j) AND ((SELECT count(*) FROM p) <> (SELECT count(*) FROM pin)
+    OR (SELECT count(*) FROM o) <> (SELECT count(*) FROM oin)) THEN mes_conflict('sync overtaken') END AS overtaken,
+  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
+  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells,
+  ARRAY(SELECT n - 1 FROM elsewhere ORDER BY n)::int[] AS elsewhere,
+  ARRAY(SELECT n - 1 FROM moved ORDER BY n)::int[] AS moved`
+}
+
+const keyOf = (alias: string, source: string, externalId: string) =>
+  `${alias}.tenant_id = $2 AND ${alias}.external_source = ${source} AND ${alias}.external_id = ${externalId}`
+
+/**
+ * PUT /api-parts/sync as one statement. $1: {part (plan id), job_external_id, refs, parent (a resolved
+ * parent_part_id, when the request names one)}, $2: the tenant. The part goes under the job synced
+ * with `job_external_id` from the same source; an existing part keeps its id and may not move.
+ */
+export const syncPartStatement = (part: object, withParent: boolean, catalog: Catalog["Service"]) => {
+  const parts = catalog.columns("parts")
+  const src = "($1::jsonb->'part'->>'external_source')"
+  return `
+WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells"])}),
+owner AS (SELECT j.id FROM jobs j WHERE ${keyOf("j", src, "($1::jsonb->>'job_external_id')")} AND j.deleted_at IS NULL),
+existing AS (SELECT p.id, p.job_id FROM parts p WHERE ${keyOf("p", src, "($1::jsonb->'part'->>'external_id')")}),
+ok AS (
+  SELECT EXISTS (SELECT 1 FROM owner) AND NOT EXISTS (SELECT 1 FROM bad)
+    AND NOT EXISTS (SELECT 1 FROM existing, owner WHERE existing.job_id <> owner.id) AS ok
+),
+p AS (
+  ${
+    insertSelect(parts, "parts AS t", {
+      from: "ok, owner, jsonb_populate_record(null::parts, $1::jsonb->'part') r",
+      row: "r",
+      overrides: {
+        id: "coalesce((SELECT id FROM existing), r.id)",
+        job_id: "owner.id",
+        ...(withParent ? { parent_part_id: "($1::jsonb->>'parent')::uuid" } : {})
+      },
+      where: "WHERE ok.ok"
+    })
+  }
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
+  ${doUpdate([...given([part], parts), ...(withParent ? ["parent_part_id"] : [])], "job_id")}
+  RETURNING t.*, (xmax = 0) AS inserted
+),
+u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, 1 FROM p WHERE p.inserted),
+ev AS (
+  ${
+    insertEvents("$2", [{
+      event: { type: "part.created", shape: payloadShapes.part },
+      typeSql: "CASE WHEN p.inserted THEN 'part.created' ELSE 'part.updated' END",
+      from: "p",
+      data: payloadSql(payloadShapes.part, { field: fieldOf(parts, "p"), record: "p.doc" })
+    }])
+  }
+)
+SELECT (SELECT id FROM p) AS id, (SELECT inserted FROM p) AS inserted,
+  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM p) THEN mes_conflict('sync overtaken') END AS overtaken,
+  NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
+  EXISTS (SELECT 1 FROM existing, owner WHERE existing.job_id <> owner.id) AS elsewhere,
+  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs`
+}
+
+/**
+ * PUT /api-operations/sync as one statement. $1: {operation (plan id; sequence may be absent),
+ * part_external_id, cell_name}, $2: the tenant. A new operation without sequence comes after the
+ * part's last; an existing one keeps its id, sequence (unless given) and part.
+ */
+export const syncOperationStatement = (operation: object, catalog: Catalog["Service"]) => {
+  const operations = catalog.columns("operations")
+  const src = "($1::jsonb->'operation'->>'external_source')"
+  const withSequence = given([operation], operations).includes("sequence")
+  return `
+WITH owner AS (SELECT p.id FROM parts p WHERE ${keyOf("p", src, "($1::jsonb->>'part_external_id')")}),
+cell AS (SELECT c.id FROM cells c WHERE c.tenant_id = $2 AND c.name = $1::jsonb->>'cell_name'),
+existing AS (SELECT o.id, o.part_id, o.sequence FROM operations o WHERE ${keyOf("o", src, "($1::jsonb->'operation'->>'external_id')")}),
+ok AS (
+  SELECT EXISTS (SELECT 1 FROM owner) AND EXISTS (SELECT 1 FROM cell)
+    AND NOT EXISTS (SELECT 1 FROM existing, owner WHERE existing.part_id <> owner.id) AS ok
+),
+o AS (
+  ${
+    insertSelect(operations, "operations AS t", {
+      from: "ok, owner, cell, jsonb_populate_record(null::operations, $1::jsonb->'operation') r",
+      row: "r",
+      overrides: {
+        id: "coalesce((SELECT id FROM existing), r.id)",
+        part_id: "owner.id",
+        cell_id: "cell.id",
+        sequence: `coalesce(r.sequence, (SELECT sequence FROM existing),
+          (SELECT coalesce(max(x.sequence), 0) + 1 FROM operations x WHERE x.tenant_id = $2 AND x.part_id = owner.id))`
+      },
+      where: "WHERE ok.ok"
+    })
+  }
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
+  ${doUpdate([...new Set([...given([operation], operations), "cell_id", ...(withSequence ? ["sequence"] : [])])], "part_id")}
+  RETURNING t.id, (xmax = 0) AS inserted
+)
+SELECT (SELECT id FROM o) AS id, (SELECT inserted FROM o) AS inserted,
+  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM o) THEN mes_conflict('sync overtaken') END AS overtaken,
+  NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
+  NOT EXISTS (SELECT 1 FROM cell) AS no_cell,
+  EXISTS (SELECT 1 FROM existing, owner WHERE existing.part_id <> owner.id) AS elsewhere`
+}
