@@ -44,7 +44,7 @@ describe("400 before 401 (spec 7.4)", () => {
 describe("authentication cache (MES_AUTH_CACHE_TTL)", () => {
   let cached: Harness
   beforeAll(async () => {
-    cached = await startServer({ env: { MES_AUTH_CACHE_TTL: "1500 millis" } })
+    cached = await startServer({ env: { MES_AUTH_CACHE_TTL: "1500ms" } })
   })
   afterAll(() => cached.close())
 
@@ -72,7 +72,7 @@ describe("authentication cache (MES_AUTH_CACHE_TTL)", () => {
   })
 
   it("with MES_AUTH_CACHE_TTL=0 a revoked key is refused on the next request", async () => {
-    const uncached = await startServer({ env: { MES_AUTH_CACHE_TTL: "0 millis" } })
+    const uncached = await startServer({ env: { MES_AUTH_CACHE_TTL: "0" } })
     try {
       const t = await uncached.tenant("Uncached")
       const api = client(uncached.url, t.key)

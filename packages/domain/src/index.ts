@@ -1,4 +1,5 @@
 export * from "./crud.ts"
+export * from "./durations.ts"
 export * from "./errors.ts"
 export * from "./events.ts"
 export * from "./fields.ts"

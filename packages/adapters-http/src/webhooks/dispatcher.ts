@@ -34,7 +34,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
 import { deliveryHeaders } from "./sign.ts"
 
 /** Delay before each attempt, the first counted from fan-out: 8 attempts, then failed. */
@@ -98,8 +98,6 @@ const resolve = (o: DispatcherOptions): Resolved => {
   }
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
-
 /**
  * Parses a retry schedule such as `0,5s,5m,30m,2h,5h,10h,10h`: comma-separated delays, each a
  * number with a unit (ms, s, m, h, d) or an effect Duration string (`5 seconds`); a bare `0` is
@@ -114,12 +112,8 @@ export const parseRetrySchedule = (text: string): ReadonlyArray<Duration.Duratio
 }
 
 const parseDuration = (item: string, what: string): Duration.Duration => {
-  const short = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(item)
-  if (short !== null && (short[2] !== undefined || Number(short[1]) === 0)) {
-    return Duration.millis(Number(short[1]) * UNIT_MS[short[2] ?? "ms"]!)
-  }
-  const parsed = Duration.fromInput(item as Duration.Input)
-  if (Option.isSome(parsed) && Duration.isFinite(parsed.value) && Duration.toMillis(parsed.value) >= 0) return parsed.value
+  const parsed = parseDurationText(item)
+  if (parsed !== undefined) return parsed
   throw new WebhookConfigError({ message: `Invalid ${what}: '${item}' is not a duration (use e.g. 500ms, 5s, 5m, 2h)` })
 }
 

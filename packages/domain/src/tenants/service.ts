@@ -2,6 +2,8 @@
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
+import { parseDuration } from "../durations.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { NotFound, Unauthorized } from "../errors.ts"
@@ -20,9 +22,18 @@ const INVALID_KEY = "Invalid or missing API key"
 /**
  * How long a verified key is trusted without asking the database (DECISIONS: authentication
  * cache): a revoked key, or a key of a suspended tenant, stops working within this time.
- * `MES_AUTH_CACHE_TTL=0` asks the database on every request.
+ * `MES_AUTH_CACHE_TTL=0` asks the database on every request; `30s`, `5m` or `30 seconds` set the time.
  */
-export const AuthCacheTtl = Config.Duration("MES_AUTH_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(30)))
+export const AuthCacheTtl = Config.String("MES_AUTH_CACHE_TTL").pipe(
+  Config.option,
+  Config.map((text) => {
+    if (Option.isNone(text) || text.value.trim() === "") return Duration.seconds(30)
+    const ttl = parseDuration(text.value)
+    // a setting nobody can read stops the start-up instead of silently caching for a default time
+    if (ttl === undefined) throw new Error(`MES_AUTH_CACHE_TTL: '${text.value}' is not a duration (use e.g. 30s, 5m, 0)`)
+    return ttl
+  })
+)
 
 /** At most this many keys are remembered; the oldest entry goes first. */
 const AUTH_CACHE_CAPACITY = 10_000
