@@ -22,9 +22,21 @@ const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Arr
   return columns.map((c) => c.name).filter((c) => names.has(c) && c !== "id" && c !== "tenant_id" && c !== "created_at")
 }
 
-const doUpdate = (columns: ReadonlyArray<string>, sameParent?: string) =>
-  `DO UPDATE SET ${[...columns.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`), "updated_at = now()"].join(", ")}
-   ${sameParent === undefined ? "" : `WHERE t.${ident(sameParent)} = EXCLUDED.${ident(sameParent)}`}`
+/**
+ * `INSERT INTO table AS t … ON CONFLICT (tenant_id, external_source, external_id) DO UPDATE` of the
+ * `update` columns: a row that exists by external key takes them, unless it is under another
+ * `sameParent` (a synced row never moves; the upsert then skips it). `live` is the key index's WHERE.
+ */
+const upsertByExternalKey = (
+  columns: ReadonlyArray<Column>,
+  table: string,
+  select: Parameters<typeof insertSelect>[2],
+  o: { readonly update: ReadonlyArray<string>; readonly sameParent?: string; readonly live?: string }
+) =>
+  `${insertSelect(columns, `${table} AS t`, select)}
+  ON CONFLICT (tenant_id, external_source, external_id) WHERE ${o.live ?? ""}external_id IS NOT NULL
+  DO UPDATE SET ${[...o.update.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`), "updated_at = now()"].join(", ")}
+  ${o.sameParent === undefined ? "" : `WHERE t.${ident(o.sameParent)} = EXCLUDED.${ident(o.sameParent)}`}`
 
 /** The statement's shape depends only on which columns the plan's rows give; callers cache it by `syncJobKey`. */
 export const syncJobKey = (plan: JobSyncPlan, catalog: Catalog["Service"]) =>
@@ -70,33 +82,32 @@ ok AS (
     AND NOT EXISTS (SELECT 1 FROM elsewhere) AND NOT EXISTS (SELECT 1 FROM moved) AS ok
 ),
 j AS (
-  ${insertSelect(jobs, "jobs AS t", { from: "ok, jid, jin x", row: "x.r", overrides: { id: "jid.id" }, where: "WHERE ok.ok" })}
-  ON CONFLICT (tenant_id, external_source, external_id) WHERE deleted_at IS NULL AND external_id IS NOT NULL
-  ${doUpdate(given([plan.job], jobs))}
+  ${
+    upsertByExternalKey(jobs, "jobs", { from: "ok, jid, jin x", row: "x.r", overrides: { id: "jid.id" }, where: "WHERE ok.ok" }, {
+      update: given([plan.job], jobs),
+      live: "deleted_at IS NULL AND "
+    })
+  }
   RETURNING t.*, (xmax = 0) AS inserted
 ),
 p AS (
   ${
-    insertSelect(parts, "parts AS t", {
+    upsertByExternalKey(parts, "parts", {
       from: "j, pin x JOIN pid ON pid.n = x.n",
       row: "x.r",
       overrides: { id: "pid.id", job_id: "j.id", parent_part_id: "(SELECT pp.id FROM pid pp WHERE pp.plan_id = (x.r).parent_part_id)" }
-    })
+    }, { update: given(plan.parts, parts), sameParent: "job_id" })
   }
-  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
-  ${doUpdate(given(plan.parts, parts), "job_id")}
   RETURNING t.*, (xmax = 0) AS inserted
 ),
 o AS (
   ${
-    insertSelect(operations, "operations AS t", {
+    upsertByExternalKey(operations, "operations", {
       from: "j, oin x JOIN oid ON oid.n = x.n LEFT JOIN names nm ON nm.name = x.cell_name",
       row: "x.r",
       overrides: { id: "oid.id", part_id: "oid.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" }
-    })
+    }, { update: given(plan.operations, operations), sameParent: "part_id" })
   }
-  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
-  ${doUpdate(given(plan.operations, operations), "part_id")}
   RETURNING t.id
 ),
 po AS (SELECT p.*, pid.n FROM p JOIN pid ON pid.id = p.id),
@@ -151,7 +162,7 @@ ok AS (
 ),
 p AS (
   ${
-    insertSelect(parts, "parts AS t", {
+    upsertByExternalKey(parts, "parts", {
       from: "ok, owner, jsonb_populate_record(null::parts, $1::jsonb->'part') r",
       row: "r",
       overrides: {
@@ -160,10 +171,8 @@ p AS (
         ...(withParent ? { parent_part_id: "($1::jsonb->>'parent')::uuid" } : {})
       },
       where: "WHERE ok.ok"
-    })
+    }, { update: [...given([part], parts), ...(withParent ? ["parent_part_id"] : [])], sameParent: "job_id" })
   }
-  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
-  ${doUpdate([...given([part], parts), ...(withParent ? ["parent_part_id"] : [])], "job_id")}
   RETURNING t.*, (xmax = 0) AS inserted
 ),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, 1 FROM p WHERE p.inserted),
@@ -203,7 +212,7 @@ ok AS (
 ),
 o AS (
   ${
-    insertSelect(operations, "operations AS t", {
+    upsertByExternalKey(operations, "operations", {
       from: "ok, owner, cell, jsonb_populate_record(null::operations, $1::jsonb->'operation') r",
       row: "r",
       overrides: {
@@ -214,10 +223,8 @@ o AS (
           (SELECT coalesce(max(x.sequence), 0) + 1 FROM operations x WHERE x.tenant_id = $2 AND x.part_id = owner.id))`
       },
       where: "WHERE ok.ok"
-    })
+    }, { update: [...new Set([...given([operation], operations), "cell_id", ...(withSequence ? ["sequence"] : [])])], sameParent: "part_id" })
   }
-  ON CONFLICT (tenant_id, external_source, external_id) WHERE external_id IS NOT NULL
-  ${doUpdate([...new Set([...given([operation], operations), "cell_id", ...(withSequence ? ["sequence"] : [])])], "part_id")}
   RETURNING t.id, (xmax = 0) AS inserted
 )
 SELECT (SELECT id FROM o) AS id, (SELECT inserted FROM o) AS inserted,
