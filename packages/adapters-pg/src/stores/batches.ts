@@ -2,12 +2,25 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type Batch, type BatchListQuery, type BatchStatus, BatchStore, type TimeShare } from "@mes/domain"
+import {
+  type Batch,
+  type BatchListQuery,
+  type BatchStatus,
+  BatchStore,
+  eventPlan,
+  operationMachine,
+  payloadShapes,
+  START_OPERATIONS,
+  type TimeShare
+} from "@mes/domain"
+import { Catalog, fieldOf } from "../catalog.ts"
+import { payloadSql } from "../events.ts"
+import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
 import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { stampSql } from "../moves.ts"
+import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
@@ -15,8 +28,60 @@ const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
 
 const sort = { created_at: "b.created_at", batch_number: "b.batch_number", status: "b.status" }
 
+const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map((i) => `'${i.replace(/'/g, "''")}'`).join(", ")}]::text[]`
+
+/**
+ * What a batch start adds to the guarded UPDATE of the batch (spec 3.3), in the same statement: its
+ * operations that may start are moved as the operation lifecycle's start row says, the operator
+ * ($5) gets a time entry on every operation of the batch that is not completed, and the parts roll up.
+ */
+const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
+  if (!plan.cases.some((c) => c.effects.includes(START_OPERATIONS))) return {}
+  const start = operationMachine.find((t) => t.action === "start")!
+  const rolled = rollUp(catalog, "om", "SELECT o2.part_id FROM operations o2 JOIN bo ON bo.id = o2.id WHERE o2.tenant_id = $1")
+  return {
+    ctes: [
+      ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],
+      ["op_prev", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id
+        WHERE o.tenant_id = $1 AND o.status = ANY(${textArray(start.from)}) FOR UPDATE OF o`],
+      ["om", `UPDATE operations t SET status = '${start.to}', ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
+        FROM op_prev WHERE t.tenant_id = $1 AND t.id = op_prev.id
+        RETURNING t.*, operations_json(t) AS json, op_prev.status AS previous`],
+      ["te_open", `INSERT INTO time_entries (tenant_id, id, operation_id, user_id, batch_id, start_time)
+        SELECT $1, mes_uuid7(), o.id, $5::uuid, m.id, now()
+        FROM m, bo JOIN operations o ON o.tenant_id = $1 AND o.id = bo.id LEFT JOIN om ON om.id = o.id
+        WHERE $5::uuid IS NOT NULL AND coalesce(om.status, o.status) <> 'completed'
+        ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING
+        RETURNING id`],
+      ...rolled.ctes
+    ],
+    // the operator named by this start (null when none), as before
+    extra: [["operator_id", "to_json($5::uuid)::text"]],
+    moreEvents: [
+      {
+        event: eventPlan("operation.started"),
+        from: "m, om JOIN bo ON bo.id = om.id",
+        orderBy: "bo.sequence",
+        data: payloadSql(payloadShapes.operation, {
+          field: fieldOf(catalog.columns("operations"), "om"),
+          record: "om.json",
+          previous: "om.previous",
+          extra: [["batch_id", "to_json(m.id)::text"]]
+        })
+      },
+      ...rolled.events
+    ],
+    select: [
+      ["operations_moved", "ARRAY(SELECT om.id FROM om JOIN bo ON bo.id = om.id ORDER BY bo.sequence)"],
+      ["opened", "(SELECT count(*)::int FROM te_open)"]
+    ]
+  }
+}
+
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
+  const writes = recordWrites<Batch>(sql, { table: "batches", columns: catalog.columns("batches"), refTables: ["profiles"], additions: batchStart(catalog) })
 
   const get = (tenantId: string, id: string) =>
     sql<Batch>`SELECT b.*, ${sql.literal(OPERATION_IDS)} FROM batches b WHERE b.tenant_id = ${tenantId} AND b.id = ${id}`.pipe(
@@ -79,6 +144,15 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         Effect.flatMap((moved) =>
           moved === undefined ? Effect.succeed(undefined) : get(tenantId, id).pipe(Effect.map((row) => ({ row: row!, previous: moved.previous })))
         ),
+        mapConstraints
+      ),
+    start: (tenantId, id, plan, o) =>
+      writes.move(tenantId, id, plan, o.refs, [o.operatorId]).pipe(
+        Effect.map(({ outcome, row }) => ({
+          ...outcome,
+          operationsMoved: (row.operations_moved as ReadonlyArray<string> | null) ?? [],
+          timeEntriesOpened: (row.opened as number | null) ?? 0
+        })),
         mapConstraints
       ),
     status: (tenantId, id) =>

@@ -4,25 +4,23 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
-  eventPlan,
   jsonText,
   type MovePlan,
   type Operation,
   type OperationMoved,
   type OperationListQuery,
   type OperationState,
-  OperationStore,
-  payloadShapes
+  OperationStore
 } from "@mes/domain"
-import { Catalog, fieldOf } from "../catalog.ts"
+import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { type EventSource, payloadSql } from "../events.ts"
 import { insertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
+import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
 
 const operationSort = {
@@ -63,29 +61,13 @@ const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: Mov
       FROM m WHERE e.tenant_id = $1 AND e.operation_id = m.id AND e.end_time IS NULL AND m.previous = ANY(${textArray(closing)})
       RETURNING e.id`])
   }
-  // the part's operations as this statement leaves them: the moved one with its new status
-  ctes.push(["rs", `
-      SELECT p.id, p.status AS previous,
-        CASE WHEN bool_and(coalesce(mm.status, o.status) = 'completed') THEN 'completed'
-             WHEN bool_or(coalesce(mm.status, o.status) <> 'not_started') THEN 'in_progress'
-             ELSE p.status END AS status
-      FROM m JOIN parts p ON p.tenant_id = $1 AND p.id = m.part_id
-      JOIN operations o ON o.tenant_id = $1 AND o.part_id = p.id
-      LEFT JOIN m mm ON mm.id = o.id
-      GROUP BY p.id, p.status`], ["pu", `
-      UPDATE parts p SET status = rs.status, updated_at = now()
-      FROM rs WHERE p.tenant_id = $1 AND p.id = rs.id AND p.status <> rs.status
-      RETURNING p.*, rs.previous`])
+  const rolled = rollUp(catalog, "m", "SELECT m.part_id FROM m")
+  ctes.push(...rolled.ctes)
   const ended = closing.length > 0 ? "EXISTS (SELECT 1 FROM te_close)" : "false"
-  const part = (type: "part.started" | "part.completed", where: string): EventSource => ({
-    event: eventPlan(type),
-    from: `pu WHERE ${where}`,
-    data: payloadSql(payloadShapes.part, { field: fieldOf(catalog.columns("parts"), "pu"), record: "pu.doc", previous: "pu.previous" })
-  })
   return {
     ctes,
     extra: [["time_entry_ended", `to_json(${ended})::text`]],
-    moreEvents: [part("part.completed", "pu.status = 'completed'"), part("part.started", "pu.status = 'in_progress' AND pu.previous = 'not_started'")],
+    moreEvents: rolled.events,
     select: [
       ["ended", ended],
       ["detail", `(SELECT left(m.json, -1) || ',"part":{"id":' || to_json(p.id)::text || ',"part_number":' || to_json(p.part_number)::text

@@ -1,24 +1,24 @@
 // Batches (spec 2.6, 3.3, 4.6): CRUD and the batch lifecycle. Starting a batch starts its
 // operations and opens the operator's time entries; stopping it completes them and shares the
 // tracked time across them (distributeBatchTime), all in one transaction.
-import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
+import { batchEvent, emitter, eventPlan, operationEvent, Outbox, rollUpEvents } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { runAction, type Transition } from "../lifecycle.ts"
+import { actionPlan, runAction, settleMove, type Transition } from "../lifecycle.ts"
 import { completeFromAnyState, operationMachine } from "../operations/lifecycle.ts"
 import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
-import { addOperationsFrom, type BatchAction, batchMachine, COMPLETE_OPERATIONS, START_OPERATIONS } from "./lifecycle.ts"
+import { addOperationsFrom, type BatchAction, batchMachine, COMPLETE_OPERATIONS } from "./lifecycle.ts"
 import { AddOperations, type Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
 import { BatchStore } from "./store.ts"
 import { distributeBatchTime } from "./time-shares.ts"
@@ -27,7 +27,7 @@ type Services = CurrentTenant
 type Problem = NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition
 
 export interface BatchTransitioned {
-  readonly batch: Batch
+  readonly batch: Batch | JsonText<Batch>
   readonly operation: BatchAction
   readonly previous_status: BatchStatus
   readonly new_status: BatchStatus
@@ -38,7 +38,6 @@ export interface BatchTransitioned {
   readonly time_distribution?: ReadonlyArray<TimeShare>
 }
 
-const startOperations: Transition<string, string> = operationMachine.find((t) => t.action === "start")!
 const completeOperations: Transition<string, string> = {
   ...completeFromAnyState,
   from: completeFromAnyState.from.filter((s) => s !== "completed")
@@ -112,29 +111,31 @@ export class Batches extends Context.Service<Batches, {
         return []
       })
 
-    const start = (tenantId: string, id: string, raw: unknown) =>
+    /** Batch start as one statement (BatchStore.start); a wrong state (409) is answered before a bad operator (422). */
+    const start = (id: string, raw: unknown) =>
       Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
         const { operator_id } = yield* decodeStart(raw ?? {})
-        const moved = yield* runAction({ ...mover(tenantId, id), action: "start" })
-        // a wrong state (409) wins over a bad operator (422): the reference is checked after the move
-        if (operator_id != null) {
-          yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
-          yield* store.update(tenantId, id, { operator_id })
-        }
-        const ids = moved.row.operation_ids
-        const started = moved.transition.effects?.includes(START_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, startOperations) : []
-        const ops = yield* operations.getMany(tenantId, ids)
-        const open = ops.filter((o) => o.status !== "completed")
-        const opened = operator_id == null
-          ? 0
-          : yield* timeEntries.open(tenantId, open.map((o) => ({ operation_id: o.id, user_id: operator_id, batch_id: id })))
-        const rolled = yield* parts.rollUp(tenantId, [...new Set(ops.map((o) => o.part_id))])
-        yield* emit([
-          batchEvent("batch.started", moved.row, change(moved), { operator_id: operator_id ?? null }),
-          ...started.map((m) => operationEvent("operation.started", m.row, { previous_status: m.previous, new_status: m.row.status }, { batch_id: id })),
-          ...rollUpEvents(rolled)
-        ])
-        return { moved, operations_moved: started.map((o) => o.row.id), extra: { time_entries_opened: opened } }
+        const t = batchMachine.find((r) => r.action === "start")!
+        const plan = actionPlan(batchMachine, "start", () => [{ ...eventPlan("batch.started"), move: true }], operator_id != null ? { operator_id } : {})
+        const refs: Array<Reference> = operator_id != null ? [{ table: "profiles", id: operator_id, path: ["operator_id"] }] : []
+        const outcome = yield* store.start(tenant.id, id, plan, { operatorId: operator_id ?? null, refs: checkedReferences(refs) })
+        const moved = yield* settleMove({
+          table: "batches",
+          id,
+          plan,
+          refusal: (current) => new InvalidStateTransition({ entity: "batch", current, required: t.from, action: "start" }),
+          recheck: store.status(tenant.id, id),
+          refs: { list: refs, root: "batch", input: raw, first: false }
+        }, outcome)
+        return {
+          batch: moved.record,
+          operation: "start",
+          previous_status: moved.previous as BatchStatus,
+          new_status: t.to,
+          operations_moved: outcome.operationsMoved,
+          time_entries_opened: outcome.timeEntriesOpened
+        } satisfies BatchTransitioned
       })
 
     const stop = (tenantId: string, id: string, raw: unknown) =>
@@ -221,11 +222,11 @@ export class Batches extends Context.Service<Batches, {
           if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "batch", id })
         })),
       transition: (id, action, raw) =>
-        withRefs(Effect.gen(function*() {
+        action === "start" ? start(id, raw) : withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           yield* ensureOwned("batches", id)
-          const result: { moved: { previous: string }; operations_moved: ReadonlyArray<string>; extra: Partial<BatchTransitioned> } =
-            yield* tx.transaction<any, Problem, CurrentTenant | References>(action === "start" ? start(tenant.id, id, raw) : stop(tenant.id, id, raw))
+          // stop reads the tracked time, shares it (distributeBatchTime) and writes: one transaction
+          const result = yield* tx.transaction<any, Problem, CurrentTenant | References>(stop(tenant.id, id, raw))
           const batch = (yield* store.get(tenant.id, id))!
           return {
             batch,

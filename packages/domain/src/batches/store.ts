@@ -1,14 +1,21 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
-import type { GuardedMove, NewRow } from "../jobs/store.ts"
-import type { Moved } from "../lifecycle.ts"
+import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
+import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
 import type { Owned } from "../crud.ts"
 
 export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
 export type BatchRow = Omit<Batch, "operation_ids">
+
+/** What a one-statement batch start did (spec 3.3). */
+export interface BatchStarted extends MoveOutcome<Batch> {
+  /** The operations the start moved to in_progress, in batch order. */
+  readonly operationsMoved: ReadonlyArray<string>
+  readonly timeEntriesOpened: number
+}
 
 export class BatchStore extends Context.Service<BatchStore, {
   /** Inserts the batch and its operations in order; Conflict when one is in another batch. */
@@ -25,6 +32,17 @@ export class BatchStore extends Context.Service<BatchStore, {
     move: GuardedMove,
     changes?: Readonly<Record<string, unknown>>
   ) => Effect.Effect<Moved<Batch> | undefined, Conflict>
+  /**
+   * A batch start as ONE statement (spec 3.3): the guarded move (with the operator when given), its
+   * operations started, a time entry per open operation for `operatorId`, the parts rolled up, and
+   * batch.started, operation.started and part events. `refs` are checked in the same statement.
+   */
+  readonly start: (
+    tenantId: string,
+    id: string,
+    plan: MovePlan,
+    o: { readonly operatorId: string | null; readonly refs: ReadonlyArray<CheckedReference> }
+  ) => Effect.Effect<BatchStarted, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<BatchStatus | undefined>
   /** Appends operations to the batch, only while its status is one of `whileIn` (one statement each). */
   readonly addOperations: (
