@@ -52,9 +52,9 @@ export const stampExprs = (
 export const stampSql = (stamps: Readonly<Record<string, Stamp>>, effects: ReadonlyArray<string> = []) =>
   stampExprs(stamps, effects).map(([col, expr]) => `${ident(col)} = ${expr}`)
 
-/** SET clauses of the columns `changes` names, from the jsonb record `r` (but status and `except`). */
+/** SET clauses of the columns `changes` names, from the jsonb record `r` (but those in `except`). */
 const changeSets = (changes: Readonly<Record<string, unknown>>, except: ReadonlySet<string> = new Set()) =>
-  Object.keys(changes).filter((c) => changes[c] !== undefined && c !== "status" && !except.has(c)).map((c) => `${ident(c)} = r.${ident(c)}`)
+  Object.keys(changes).filter((c) => changes[c] !== undefined && !except.has(c)).map((c) => `${ident(c)} = r.${ident(c)}`)
 
 export interface WriteOptions {
   readonly table: ReferenceTable
@@ -69,6 +69,8 @@ export interface WriteOptions {
   readonly extra?: ReadonlyArray<readonly [string, string]>
   /** Further events, after those of the move (e.g. a roll-up's, from a CTE of `ctes`). */
   readonly moreEvents?: ReadonlyArray<EventSource>
+  /** Further SET clauses of a PATCH over `t` (before) and `r` (the changes), e.g. a stamp that follows a flag. */
+  readonly patchSets?: (changes: Readonly<Record<string, unknown>>) => ReadonlyArray<string>
 }
 
 /** What a store adds to a move statement for a given plan (its effects' CTEs, events, answer values). */
@@ -92,7 +94,7 @@ WITH ow AS (SELECT t.tenant_id, ${o.columns.some((c) => c.name === "status") ? "
  * and `events` are appended from the updated row.
  */
 export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<MovePlan["cases"][number]["events"][number]> }) => {
-  const sets = [...changeSets(o.changes), "updated_at = now()"]
+  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
   return `${head(o)}
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}
@@ -123,7 +125,8 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
   }
   const sets = [
     `status = ${literal(plan.to)}`,
-    ...changeSets(plan.changes, new Set(stamped.keys())),
+    // the move sets status; a column a stamp or effect sets is decided there
+    ...changeSets(plan.changes, new Set(["status", ...stamped.keys()])),
     ...[...stamped].map(([col, byCase]) =>
       byCase.length === 1 && byCase[0]![0].length === from.length
         ? `${ident(col)} = ${byCase[0]![1]}`

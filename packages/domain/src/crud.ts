@@ -3,11 +3,11 @@
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
-import type { NewRow } from "./jobs/store.ts"
+import type { CheckedReference, NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
 import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import type { JsonText } from "./json.ts"
-import { checkReferences, ensureOwned, label, type Reference, referenceDetail } from "./references.ts"
+import { checkedReferences, checkReferences, ensureOwned, label, type Reference, referenceDetail } from "./references.ts"
 import { decodeInput, decodePatchInput, failIfAny, validationFailed } from "./validation.ts"
 
 /** A record looked up by id in one query: who owns it, and its JSON when that is the caller's tenant. */
@@ -94,10 +94,15 @@ export interface CrudStore<T> {
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<T>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<T | undefined>
-  /** Undefined when no row matched. */
-  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<T | undefined, Conflict>
-  /** False when no row matched; Conflict while other records reference it. */
-  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  /** PATCH as one statement: the owner of the id, the references checked, the update. */
+  readonly patch: (
+    tenantId: string,
+    id: string,
+    changes: Readonly<Record<string, unknown>>,
+    refs: ReadonlyArray<CheckedReference>
+  ) => Effect.Effect<PatchOutcome<T>, Conflict>
+  /** Delete as one statement, with the owner of the id; Conflict while other records reference it. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** True when another record of the tenant has this value in the resource's unique field. */
   readonly taken: (tenantId: string, value: string, exceptId?: string) => Effect.Effect<boolean>
 }
@@ -108,7 +113,7 @@ export interface Crud<T> {
   readonly create: (input: unknown) => Effect.Effect<T, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<T>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<T>, NotFound | Forbidden, Services>
-  readonly update: (id: string, input: unknown) => Effect.Effect<T, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  readonly update: (id: string, input: unknown) => Effect.Effect<JsonText<T>, NotFound | Forbidden | Conflict | ValidationFailed, Services>
   /** Hard delete; 409 while other records reference it. */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
 }
@@ -131,18 +136,21 @@ export const makeCrud = <T>(o: {
   const decodePatch = decodePatchInput(o.patch, o.entity)
   const withRefs = Effect.provideService(References, o.references)
 
-  const decodeUniqueFirst = <A>(decode: (i: unknown) => Effect.Effect<A, ValidationFailed>, input: unknown, exceptId?: string) =>
+  /** spec 7.4: a value the unique field already has elsewhere is 409 even when other fields are invalid. */
+  const uniqueFirst = (input: unknown, exceptId?: string) => (e: ValidationFailed) =>
     Effect.gen(function*() {
       const tenant = yield* CurrentTenant
       const unique = o.unique
-      const decoded = yield* (unique === undefined ? decode(input) : decode(input).pipe(Effect.catchTag("ValidationFailed", (e) => {
-        const value = (input as Record<string, unknown> | null)?.[unique]
-        return typeof value === "string" && value.length > 0 && value.length <= 255
-          ? store.taken(tenant.id, value, exceptId).pipe(Effect.flatMap((taken) =>
-            Effect.fail(taken ? new Conflict({ message: `a ${o.entity} with ${unique} ${value} already exists`, field: unique }) : e)
-          ))
-          : Effect.fail(e)
-      })))
+      const value = unique === undefined ? undefined : (input as Record<string, unknown> | null)?.[unique]
+      if (typeof value === "string" && value.length > 0 && value.length <= 255 && (yield* store.taken(tenant.id, value, exceptId))) {
+        return yield* new Conflict({ message: `a ${o.entity} with ${unique} ${value} already exists`, field: unique! })
+      }
+      return yield* e
+    })
+
+  const decodeUniqueFirst = <A>(decode: (i: unknown) => Effect.Effect<A, ValidationFailed>, input: unknown, exceptId?: string) =>
+    Effect.gen(function*() {
+      const decoded = yield* decode(input).pipe(Effect.catchTag("ValidationFailed", uniqueFirst(input, exceptId)))
       if (o.refs !== undefined) yield* failIfAny(o.entity, yield* checkReferences(o.entity, input, o.refs(decoded)).pipe(withRefs))
       return decoded
     })
@@ -159,17 +167,19 @@ export const makeCrud = <T>(o: {
     update: (id, raw) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        yield* ensureOwned(o.table, id)
-        const patch = yield* decodeUniqueFirst(decodePatch, raw, id)
-        const row = yield* store.update(tenant.id, id, patch as Record<string, unknown>)
-        if (row === undefined) return yield* new NotFound({ entity: o.entity, id })
-        return row
-      }).pipe(withRefs),
+        // spec 7.4: 403 / 404 before 409 and 422, looked up only when the body is refused
+        const patch = yield* decodePatch(raw).pipe(
+          Effect.tapError(() => ensureOwned(o.table, id).pipe(withRefs)),
+          Effect.catchTag("ValidationFailed", uniqueFirst(raw, id))
+        )
+        const refs = o.refs?.(patch) ?? []
+        const outcome = yield* store.patch(tenant.id, id, patch as Record<string, unknown>, checkedReferences(refs))
+        return yield* settlePatch({ table: o.table, id, root: o.entity, input: raw, refs }, outcome)
+      }),
     remove: (id) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        yield* ensureOwned(o.table, id)
-        if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: o.entity, id })
-      }).pipe(withRefs)
+        yield* settleRemove(o.table, id, yield* store.remove(tenant.id, id))
+      })
   }
 }

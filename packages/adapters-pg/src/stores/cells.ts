@@ -3,13 +3,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Cell, CellStore } from "@mes/domain"
+import { Catalog } from "../catalog.ts"
 import { contains } from "./common.ts"
 import { crudStorePg } from "./crud.ts"
 
 export const CellStorePg = Layer.effect(CellStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
   return CellStore.of(crudStorePg<Cell>(sql, {
     table: "cells",
+    columns: catalog.columns("cells"),
     alias: "c",
     sort: { name: "c.name", sequence: "c.sequence", created_at: "c.created_at" },
     filters: (f) => [

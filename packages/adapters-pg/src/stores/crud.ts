@@ -7,7 +7,9 @@ import type { Fragment } from "effect/sql/Statement"
 import { type CrudStore, type FilterKind, type JsonChunk, jsonChunks, type ListQuery, type ReferenceTable, type Slice } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { readOwned, recordJson } from "../json.ts"
-import { deleteRow, insertRows, updateRow } from "../rows.ts"
+import type { Column } from "../catalog.ts"
+import { recordWrites } from "../moves.ts"
+import { insertRows } from "../rows.ts"
 
 /** Sort keys whose column is NOT NULL: no NULLS LAST, so a (tenant_id, created_at, id) index serves both orders. */
 const NOT_NULL_SORTS = new Set(["created_at"])
@@ -80,33 +82,40 @@ export const crudStorePg = <T extends { readonly id: string }>(
   o: {
     readonly table: ReferenceTable
     readonly alias: string
+    /** The table's columns (Catalog): PATCH and DELETE are one statement each (moves.ts). */
+    readonly columns: ReadonlyArray<Column>
+    /** Tables a PATCH may reference (checked in its statement). */
+    readonly refTables?: ReadonlyArray<ReferenceTable>
     readonly sort: Readonly<Record<string, string>>
     /** WHERE fragments for the list filters (the tenant condition is added here). */
     readonly filters: (f: Readonly<Record<string, unknown>>) => ReadonlyArray<Fragment>
     /** The condition "this row has the unique value", for the 409-before-422 check. */
     readonly unique: (value: string) => Fragment
   }
-): CrudStore<T> => ({
-  insert: (row) => insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!), mapConstraints),
-  list: (tenantId, q: ListQuery<Record<string, FilterKind>, string>) =>
-    listPage<T>(sql, {
-      table: o.table,
-      alias: o.alias,
-      where: [sql`${sql.literal(o.alias)}.tenant_id = ${tenantId}`, ...o.filters(q.filters)],
-      sort: o.sort,
-      query: q
-    }),
-  read: (tenantId, id) => readOwned<T>(sql, o.table, tenantId, id),
-  get: (tenantId, id) =>
-    sql<T>`SELECT * FROM ${sql.literal(o.table)} WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    ),
-  update: (tenantId, id, changes) => updateRow<T>(sql, o.table, tenantId, id, changes).pipe(mapConstraints),
-  remove: (tenantId, id) => deleteRow(sql, o.table, tenantId, id).pipe(mapConstraints),
-  taken: (tenantId, value, exceptId) => {
-    const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]
-    if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)
-    return sql`SELECT 1 FROM ${sql.literal(o.table)} WHERE ${sql.and(where)}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+): CrudStore<T> => {
+  const writes = recordWrites<T>(sql, { table: o.table, columns: o.columns, refTables: o.refTables ?? [] })
+  return {
+    insert: (row) => insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!), mapConstraints),
+    list: (tenantId, q: ListQuery<Record<string, FilterKind>, string>) =>
+      listPage<T>(sql, {
+        table: o.table,
+        alias: o.alias,
+        where: [sql`${sql.literal(o.alias)}.tenant_id = ${tenantId}`, ...o.filters(q.filters)],
+        sort: o.sort,
+        query: q
+      }),
+    read: (tenantId, id) => readOwned<T>(sql, o.table, tenantId, id),
+    get: (tenantId, id) =>
+      sql<T>`SELECT * FROM ${sql.literal(o.table)} WHERE tenant_id = ${tenantId} AND id = ${id}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
+    taken: (tenantId, value, exceptId) => {
+      const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]
+      if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)
+      return sql`SELECT 1 FROM ${sql.literal(o.table)} WHERE ${sql.and(where)}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    }
   }
-})
+}

@@ -2,11 +2,12 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type Part, type PartListQuery, PartStore } from "@mes/domain"
+import { eventPlan, type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
-import { ancestors, deleteRow, insertRows, updateRow, withoutDoc } from "../rows.ts"
+import { ancestors, insertRows, withoutDoc } from "../rows.ts"
+import { recordWrites } from "../moves.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
@@ -27,6 +28,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const syncStatements = new Map<string, string>()
+  const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells"] })
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
       Effect.map((rows) => rows[0]),
@@ -57,14 +59,9 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       }).pipe(Effect.orDie),
     get,
     read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id),
-    update: (tenantId, id, changes) => updateRow<Part>(sql, "parts", tenantId, id, changes).pipe(mapConstraints),
-    remove: (tenantId, id) =>
-      deleteRow(sql, "parts", tenantId, id).pipe(mapConstraints),
-    hasChildren: (tenantId, id) =>
-      sql`SELECT 1 FROM parts WHERE tenant_id = ${tenantId} AND parent_part_id = ${id} LIMIT 1`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      ),
+    patch: (tenantId, id, changes, refs) =>
+      writes.patch(tenantId, id, changes, [{ ...eventPlan("part.updated"), move: false }], refs).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     idsByNumber: (tenantId, jobId, numbers) =>
       sql<{ id: string; part_number: string }>`
         SELECT id, part_number FROM parts WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND part_number IN ${sql.in(numbers)}`.pipe(

@@ -3,13 +3,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Profile, ProfileStore } from "@mes/domain"
+import { Catalog } from "../catalog.ts"
 import { contains } from "./common.ts"
 import { crudStorePg } from "./crud.ts"
 
 export const ProfileStorePg = Layer.effect(ProfileStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const catalog = yield* Catalog
   return ProfileStore.of(crudStorePg<Profile>(sql, {
     table: "profiles",
+    columns: catalog.columns("profiles"),
     alias: "p",
     sort: { display_name: "p.display_name", created_at: "p.created_at", role: "p.role" },
     filters: (f) => [

@@ -5,7 +5,9 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Substep, SubstepStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { insertRows } from "../rows.ts"
+import { Catalog } from "../catalog.ts"
+import { recordWrites } from "../moves.ts"
 import { listPage } from "./crud.ts"
 import { readOwned } from "../json.ts"
 
@@ -25,6 +27,12 @@ const completedAtSet = "completed_at = CASE WHEN NOT r.completed THEN NULL WHEN 
 
 export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const writes = recordWrites<Substep>(sql, {
+    table: "substeps",
+    columns: (yield* Catalog).columns("substeps"),
+    refTables: ["operations"],
+    patchSets: (changes) => (changes.completed === undefined ? [] : [completedAtSet])
+  })
   return SubstepStore.of({
     insert: (row) =>
       insertRows<Substep>(sql, "substeps", [{ ...row, completed_at: null }], insertDefaults).pipe(
@@ -50,16 +58,8 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    update: (tenantId, id, changes) =>
-      updateRow<Substep>(sql, "substeps", tenantId, id, changes, {
-        extraSet: changes.completed === undefined ? [] : [completedAtSet],
-        where: `AND ${live("t")}`
-      }).pipe(mapConstraints),
-    remove: (tenantId, id) =>
-      sql`DELETE FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))} RETURNING s.id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        mapConstraints
-      ),
+    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     // substeps have no field unique per tenant
     taken: () => Effect.succeed(false)
   })

@@ -5,11 +5,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
-import { readOwned } from "../crud.ts"
+import { findOwned, readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TenantStore } from "../tenants/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import { type Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
@@ -56,8 +56,8 @@ export class Parts extends Context.Service<Parts, {
   readonly create: (input: unknown) => Effect.Effect<Part, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Part>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<Part>, NotFound | Forbidden, Services>
-  /** Updates any field but tenant_id, id, created_at (spec 4.2); emits part.updated. */
-  readonly update: (id: string, input: unknown) => Effect.Effect<Part, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  /** Updates any field but tenant_id, id, created_at (spec 4.2) in one statement; emits part.updated. */
+  readonly update: (id: string, input: unknown) => Effect.Effect<JsonText<Part>, NotFound | Forbidden | Conflict | ValidationFailed, Services>
   /** Hard delete with its operations; refused with child parts (409). */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
 }>()("mes/domain/Parts") {
@@ -99,36 +99,27 @@ export class Parts extends Context.Service<Parts, {
       update: (id, raw) =>
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("parts", id)
-          const input = yield* decodePatch(raw)
-          const current = yield* store.get(tenant.id, id)
-          if (current === undefined) return yield* new NotFound({ entity: "part", id })
+          // spec 7.4: 403 / 404 before 422
+          const input = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("parts", id)))
           const { parent_part_number, parent_part_id, ...fields } = input
           const changes: Record<string, unknown> = { ...fields }
-          const details: Array<ValidationDetail> = []
           if (parent_part_number !== undefined || parent_part_id !== undefined) {
+            // the parent rules (same job, no loop) read the part's job and the chain first
+            const current = yield* findOwned("parts", "part", id, (tenantId) => store.get(tenantId, id))
             const resolved = yield* resolveParent(raw, current.job_id, id, { parent_part_id, parent_part_number })
-            details.push(...resolved.details)
+            yield* failIfAny("part", resolved.details)
             changes.parent_part_id = resolved.parent ?? null
           }
-          details.push(...(yield* checkReferences("part", raw, cellRef(input.current_cell_id))))
-          yield* failIfAny("part", details)
-          return yield* tx.transaction(Effect.gen(function*() {
-            const part = yield* store.update(tenant.id, id, changes)
-            if (part === undefined) return yield* new NotFound({ entity: "part", id })
-            yield* emit([partEvent("part.updated", part)])
-            return part
-          }))
+          const refs = cellRef(input.current_cell_id)
+          const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
+          return yield* settlePatch({ table: "parts", id, root: "part", input: raw, refs }, outcome)
         })),
       remove: (id) =>
-        provide(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("parts", id)
-          if (yield* store.hasChildren(tenant.id, id)) {
-            return yield* new Conflict({ message: `part ${id} has child parts; delete or re-parent them first` })
-          }
-          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "part", id })
-        }))
+          // refused while child parts point at it (409, parts_parent_part_fkey)
+          yield* settleRemove("parts", id, yield* store.remove(tenant.id, id))
+        })
     })
   }))
 }

@@ -49,9 +49,10 @@ export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/do
         tx.transaction(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const wasCompleted = yield* store.lock(tenant.id, id)
-          const substep = yield* crud.update(id, input)
+          const updated = yield* crud.update(id, input)
+          const substep = updated.parse()
           if (wasCompleted === false && substep.completed) yield* emit([stepEvent("step.completed", substep)])
-          return substep
+          return updated
         }))
     })
   }))

@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { CrudStore } from "../crud.ts"
+import type { Conflict } from "../errors.ts"
 import type { Operation } from "../operations/schema.ts"
 import type { TimeEntry } from "./schema.ts"
 
@@ -10,7 +11,11 @@ export interface OpenEntry {
   readonly batch_id?: string
 }
 
-export class TimeEntryStore extends Context.Service<TimeEntryStore, Omit<CrudStore<TimeEntry>, "taken"> & {
+export class TimeEntryStore extends Context.Service<TimeEntryStore, Pick<CrudStore<TimeEntry>, "insert" | "list" | "read" | "get"> & {
+  /** Undefined when no row matched. */
+  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<TimeEntry | undefined, Conflict>
+  /** False when no row matched. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
   /** Opens entries starting now; an operator's entry already open on an operation is kept (spec 2.8). */
   readonly open: (tenantId: string, entries: ReadonlyArray<OpenEntry>) => Effect.Effect<number>
   /** Ends every open entry of these operations now, with its duration; returns how many ended. */
