@@ -5,16 +5,14 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Webhook, type WebhookLog, WebhookLogStore, type WebhookRow, WebhookStore } from "@mes/domain"
 import { readOwned } from "../json.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { insertRows } from "../rows.ts"
+import { Catalog } from "../catalog.ts"
+import { recordWrites } from "../moves.ts"
 import { listPage } from "./crud.ts"
-
-const withoutSecret = <T extends { readonly secret?: unknown }>(row: T): Omit<T, "secret"> => {
-  const { secret: _s, ...rest } = row
-  return rest
-}
 
 export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const writes = recordWrites<Webhook>(sql, { table: "webhooks", columns: (yield* Catalog).columns("webhooks") })
   return WebhookStore.of({
     insert: (row) =>
       insertRows<WebhookRow & { secret: string }>(sql, "webhooks", [row]).pipe(Effect.map((rows) => rows[0]!), Effect.orDie),
@@ -27,16 +25,9 @@ export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() 
       return listPage<Webhook>(sql, { table: "webhooks", alias: "w", where, sort: { created_at: "w.created_at", updated_at: "w.updated_at" }, query: q })
     },
     read: (tenantId, id) => readOwned<Webhook>(sql, "webhooks", tenantId, id),
-    update: (tenantId, id, changes) =>
-      updateRow<WebhookRow & { secret?: string }>(sql, "webhooks", tenantId, id, changes).pipe(
-        Effect.map((row) => (row === undefined ? undefined : withoutSecret(row))),
-        Effect.orDie
-      ),
-    remove: (tenantId, id) =>
-      sql`DELETE FROM webhooks WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      ),
+    // webhooks_json (migration 0010) has no secret, so neither answer can carry it
+    patch: (tenantId, id, changes) => writes.patch(tenantId, id, changes, []).pipe(Effect.orDie),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(Effect.orDie),
     enqueue: (tenantId, d) =>
       sql`INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, status, next_attempt_at)
           VALUES (${tenantId}, ${d.id}, ${d.webhook_id}, ${d.event_id}, ${d.event_type}, ${d.body}, 'pending', now())`.pipe(

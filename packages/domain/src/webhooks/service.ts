@@ -5,7 +5,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BadRequest, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
-import { readOwned } from "../crud.ts"
+import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { isUuid, listWith, type Page } from "../query.ts"
@@ -71,7 +71,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Webhook>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<Webhook>, NotFound | Forbidden, Services>
   /** `active`, `url`, `events` / `event_type`, `description`. */
-  readonly update: (id: string, input: unknown) => Effect.Effect<Webhook, NotFound | Forbidden | ValidationFailed, Services>
+  readonly update: (id: string, input: unknown) => Effect.Effect<JsonText<Webhook>, NotFound | Forbidden | ValidationFailed, Services>
   /** Hard delete, with its deliveries and logs. */
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden, Services>
   /** Queues a `webhook.test` delivery to this one webhook. */
@@ -132,22 +132,20 @@ export class Webhooks extends Context.Service<Webhooks, {
       list: listWith(webhookListSpec, store.list),
       get: (id) => readOwned("webhooks", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhooks", id)
-          const patch = yield* validate(decodePatch, raw, false)
+          // spec 7.4: 403 / 404 before 422
+          const patch = yield* validate(decodePatch, raw, false).pipe(Effect.tapError(() => ensureOwned("webhooks", id).pipe(withRefs)))
           const { event_type: _t, events: _e, ...fields } = patch
           const events = eventsOf(patch)
-          const row = yield* store.update(tenant.id, id, events === undefined ? fields : { ...fields, events })
-          if (row === undefined) return yield* new NotFound({ entity: "webhook", id })
-          return present(row)
-        })),
+          const outcome = yield* store.patch(tenant.id, id, events === undefined ? fields : { ...fields, events })
+          return yield* settlePatch({ table: "webhooks", id, root: "webhook", input: raw, refs: [] }, outcome)
+        }),
       remove: (id) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhooks", id)
-          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "webhook", id })
-        })),
+          yield* settleRemove("webhooks", id, yield* store.remove(tenant.id, id))
+        }),
       sendTest: (id) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

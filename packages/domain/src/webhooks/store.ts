@@ -1,7 +1,7 @@
 // Storage ports of webhook registrations and delivery logs (implemented in adapters-pg).
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { Owned } from "../crud.ts"
+import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Webhook, webhookListSpec, webhookLogListSpec, WebhookLog } from "./schema.ts"
 
@@ -38,9 +38,11 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   /** A registration as the API shows it, with its owner. */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Webhook>>
   /** Undefined when no row matched. */
-  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<WebhookRow | undefined>
+  /** PATCH as one statement, with the owner of the id (the answer never carries the secret). */
+  readonly patch: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<PatchOutcome<Webhook>>
   /** False when no row matched; its deliveries and logs go with it. */
-  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean>
+  /** Delete as one statement, with the owner of the id. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
   /** Queues one pending delivery of `body` (stored as sent) to the webhook, due now. */
   readonly enqueue: (
     tenantId: string,
