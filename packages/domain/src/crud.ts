@@ -57,6 +57,14 @@ export const settlePatch = <A>(
     return outcome.record
   })
 
+/** A PATCH as one statement: the owner of the id, the references checked in it, the update (and its events). */
+export type PatchStatement<T> = (
+  tenantId: string,
+  id: string,
+  changes: Readonly<Record<string, unknown>>,
+  refs: ReadonlyArray<CheckedReference>
+) => Effect.Effect<PatchOutcome<T>, Conflict>
+
 /** What a one-statement delete found: the owner of the id and whether a row of the caller's went. */
 export interface RemoveOutcome {
   readonly owner: string | undefined
@@ -95,12 +103,7 @@ export interface CrudStore<T> {
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<T>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<T | undefined>
   /** PATCH as one statement: the owner of the id, the references checked, the update. */
-  readonly patch: (
-    tenantId: string,
-    id: string,
-    changes: Readonly<Record<string, unknown>>,
-    refs: ReadonlyArray<CheckedReference>
-  ) => Effect.Effect<PatchOutcome<T>, Conflict>
+  readonly patch: PatchStatement<T>
   /** Delete as one statement, with the owner of the id; Conflict while other records reference it. */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** True when another record of the tenant has this value in the resource's unique field. */

@@ -7,7 +7,7 @@ import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
-import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
+import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export interface OperationContext {
   readonly part: { readonly id: string; readonly part_number: string; readonly job: { readonly id: string; readonly job_number: string } }
@@ -31,12 +31,7 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Operation>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Operation | undefined>
   /** PATCH without status as one statement (owner, reference checks, update). */
-  readonly patch: (
-    tenantId: string,
-    id: string,
-    changes: Readonly<Record<string, unknown>>,
-    refs: ReadonlyArray<CheckedReference>
-  ) => Effect.Effect<PatchOutcome<Operation>, Conflict>
+  readonly patch: PatchStatement<Operation>
   /**
    * A guarded move (lifecycle action or PATCH status) as ONE statement (spec 3.2): the move with its
    * stamps, a time entry opened for `userId` or the running ones ended, actual_time, the part's

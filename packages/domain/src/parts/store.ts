@@ -4,7 +4,7 @@ import type { Conflict } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
-import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
+import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
@@ -15,12 +15,7 @@ export class PartStore extends Context.Service<PartStore, {
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Part | undefined>
   /** PATCH as one statement: owner, reference checks, the update and part.updated. */
-  readonly patch: (
-    tenantId: string,
-    id: string,
-    changes: Readonly<Record<string, unknown>>,
-    refs: ReadonlyArray<CheckedReference>
-  ) => Effect.Effect<PatchOutcome<Part>, Conflict>
+  readonly patch: PatchStatement<Part>
   /** Hard delete; the part's operations go with it (spec 4.2). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** Part ids by part_number within a job. */
