@@ -85,20 +85,6 @@ export const runAction = <S extends string, A extends string, T, E>(o: Mover<S, 
     return yield* new InvalidStateTransition({ entity: o.entity, current, required: transition.from, action: o.action })
   })
 
-/** A PATCH of `status` to `target`: the move the table allows from the current status, or 409. */
-export const runPatchTo = <S extends string, A extends string, T, E>(o: Mover<S, A, T, E> & { readonly target: S }) =>
-  Effect.gen(function*() {
-    const current = yield* o.status()
-    if (current === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
-    const transition = transitionTo(o.machine, current, o.target)
-    if (transition === undefined) return yield* refuseMove(o.machine, o.entity, current, o.target)
-    const moved = yield* o.move(transition)
-    if (moved !== undefined) return { ...moved, transition }
-    const now = yield* o.status()
-    if (now === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
-    return yield* refuseMove(o.machine, o.entity, now, o.target)
-  })
-
 /** An event of a move: with `move`, the payload carries previous_status and new_status. */
 export type MoveEvent = EventPlan & { readonly move: boolean }
 
