@@ -10,13 +10,7 @@ import { type Column, fieldOf } from "./catalog.ts"
 import { type EventSource, insertEvents, payloadSql } from "./events.ts"
 import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
-
-const ident = (name: string) => {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad column name ${name}`)
-  return `"${name}"`
-}
-const literal = (s: string) => `'${s.replace(/'/g, "''")}'`
-const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map(literal).join(", ")}]::text[]`
+import { ident, literal, textArray } from "./sql-text.ts"
 
 /** Minutes a time entry counts: its recorded duration, or until now while it is open (spec 2.8). */
 export const ENTRY_MINUTES = "CASE WHEN e.end_time IS NULL THEN extract(epoch FROM now() - e.start_time) / 60 ELSE e.duration_minutes END"

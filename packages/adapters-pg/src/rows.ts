@@ -4,13 +4,9 @@
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { ident } from "./sql-text.ts"
 
 export type Defaults = Readonly<Record<string, string>>
-
-const ident = (name: string) => {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad column name ${name}`)
-  return `"${name}"`
-}
 
 const columnsOf = (rows: ReadonlyArray<object>): Array<string> => {
   const cols = new Set<string>()

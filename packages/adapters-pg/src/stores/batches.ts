@@ -22,13 +22,12 @@ import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
+import { textArray } from "../sql-text.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
   WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
 
 const sort = { created_at: "b.created_at", batch_number: "b.batch_number", status: "b.status" }
-
-const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map((i) => `'${i.replace(/'/g, "''")}'`).join(", ")}]::text[]`
 
 /**
  * What a batch start adds to the guarded UPDATE of the batch (spec 3.3), in the same statement: its

@@ -22,6 +22,7 @@ import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
+import { textArray } from "../sql-text.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -34,8 +35,6 @@ const operationSort = {
 
 const LIVE = `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
   WHERE p.tenant_id = o.tenant_id AND p.id = o.part_id AND j.deleted_at IS NULL)`
-
-const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map((i) => `'${i.replace(/'/g, "''")}'`).join(", ")}]::text[]`
 
 /**
  * What an operation move adds to the guarded UPDATE (spec 3.2, 2.8), all in the same statement:

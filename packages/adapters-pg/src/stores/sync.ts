@@ -9,11 +9,7 @@ import { type JobSyncPlan, payloadShapes } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents, payloadSql } from "../events.ts"
 import { missingReferences } from "./common.ts"
-
-const ident = (name: string) => {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad column name ${name}`)
-  return `"${name}"`
-}
+import { ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
 const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Array<string> => {
