@@ -2,7 +2,7 @@
 // with its owner (404 vs 403), and rows of JSON joined into an array without parsing any of them.
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import { jsonText, type JsonText, type Owned, type ReferenceTable } from "@mes/domain"
+import { jsonText, type Owned, type ReferenceTable } from "@mes/domain"
 
 /** Tables whose JSON is stored in `doc` by a trigger (lists carry them by the hundred). */
 const materialized = new Set(["jobs", "parts"])

@@ -136,14 +136,6 @@ export const eventData = (
 
 type AnyRecord = { readonly id: string; readonly [field: string]: unknown }
 
-export const jobEvent = (type: EventType, job: AnyRecord, move?: Moved): NewEvent => ({ type, data: eventData(payloadShapes.job, job, move) })
-
-/** job.completed, exactly as spec 6.2. */
-export const jobCompletedEvent = (job: AnyRecord, move: Moved): NewEvent => ({
-  type: "job.completed",
-  data: eventData(payloadShapes.jobCompleted, job, move)
-})
-
 export const partEvent = (type: EventType, part: AnyRecord, move?: Moved): NewEvent => ({ type, data: eventData(payloadShapes.part, part, move) })
 
 export const operationEvent = (type: EventType, operation: AnyRecord, move?: Moved, extra: Record<string, unknown> = {}): NewEvent => ({

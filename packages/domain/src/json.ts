@@ -72,9 +72,6 @@ const pieces = (value: unknown): Array<JsonChunk> => {
   return result
 }
 
-/** JSON.stringify where every `JsonText` inside `value` is written as its text, unparsed. */
-export const stringifyJson = (value: unknown): string => jsonChunks(pieces(value)).text
-
 /** The UTF-8 bytes of `value` as JSON, every `JsonText` inside copied in as it is (one copy). */
 export const encodeJson = (value: unknown): Uint8Array => {
   const chunks = pieces(value)

@@ -1,7 +1,7 @@
 // ERP sync (spec 4.1-4.3 sync and bulk-sync): upsert by (external_source, external_id). A record
 // is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
-// record is reported and the others are kept. Writes per record are set-based per level.
-import { emitter, jobEvent, Outbox, partEvent } from "../events.ts"
+// record is reported and the others are kept. Each record is one statement of its store, which
+// also reports what refused it.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,10 +17,8 @@ import { PartSync } from "../parts/schema.ts"
 import { resolveParent } from "../parts/service.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { checkedReferences, checkReferences, type Reference, referenceDetail } from "../references.ts"
-import { TenantStore } from "../tenants/store.ts"
-import { detail, decodeInput, failIfAny, type Path, type ValidationDetail, validationFailed } from "../validation.ts"
-import { resolveCellName } from "../operations/service.ts"
+import { checkedReferences, type Reference, referenceDetail } from "../references.ts"
+import { detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
   readonly action: "created" | "updated"
@@ -98,20 +96,18 @@ export class Sync extends Context.Service<Sync, {
     const jobs = yield* JobStore
     const parts = yield* PartStore
     const operations = yield* OperationStore
-    const tenants = yield* TenantStore
     const references = yield* References
     const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, parts))
     const decodeJob = syncDecoder(JobSync, "job")
     const decodePart = syncDecoder(PartSync, "part")
     const decodeOperation = syncDecoder(OperationSync, "operation")
 
-    const result = (row: { id: string; external_id: string | null }, inserted: boolean): SyncResult => ({
-      action: inserted ? "created" : "updated",
-      id: row.id,
-      external_id: row.external_id ?? ""
+    const synced = (s: { readonly id: string; readonly inserted: boolean }, externalId: string): SyncResult => ({
+      action: s.inserted ? "created" : "updated",
+      id: s.id,
+      external_id: externalId
     })
 
     const job = (raw: unknown) =>
@@ -135,7 +131,7 @@ export class Sync extends Context.Service<Sync, {
         const refs: Array<Reference> = [...plan.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
         const { parts: _p, ...jobFields } = input
-        const result = yield* jobs.sync({
+        const outcome = yield* jobs.sync({
           job: { ...jobFields, id: jobId, tenant_id: tenant.id },
           parts: plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
           operations: plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
@@ -144,15 +140,15 @@ export class Sync extends Context.Service<Sync, {
           // a request refused already still learns every reason, in the same round trip
           dryRun: details.length > 0
         })
-        if (result._tag === "Synced") return { action: result.inserted ? "created" as const : "updated" as const, id: result.id, external_id: input.external_id }
-        const missing = new Set(result.missingCells)
+        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+        const missing = new Set(outcome.missingCells)
         yield* failIfAny("job", [
-          ...result.partsElsewhere.map((i) =>
+          ...outcome.partsElsewhere.map((i) =>
             detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
           ),
           ...details,
           ...plan.cellNames.filter((c) => missing.has(c.name)).map((c) => unknownCellName("job", body, c.name, c.path)),
-          ...result.missingRefs.map((i) => referenceDetail("job", body, refs[i]!))
+          ...outcome.missingRefs.map((i) => referenceDetail("job", body, refs[i]!))
         ])
         return yield* new Conflict({ message: "a synced operation belongs to another part" })
       }))
@@ -182,16 +178,16 @@ export class Sync extends Context.Service<Sync, {
         }
         const refs: Array<Reference> = input.current_cell_id != null ? [{ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] }] : []
         const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
-        const synced = yield* parts.sync({
+        const outcome = yield* parts.sync({
           part: { ...fields, id, tenant_id: tenant.id },
           jobExternalId: input.job_external_id,
           refs: checkedReferences(refs),
           ...(parent !== undefined ? { parent } : {})
         })
-        if (synced._tag === "Synced") return { action: synced.inserted ? "created" as const : "updated" as const, id: synced.id, external_id: input.external_id }
-        if (synced.noJob) return yield* noJob()
-        if (synced.elsewhere) return yield* elsewhere()
-        return yield* validationFailed("part", synced.missingRefs.map((i) => referenceDetail("part", raw, refs[i]!)))
+        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+        if (outcome.noJob) return yield* noJob()
+        if (outcome.elsewhere) return yield* elsewhere()
+        return yield* validationFailed("part", outcome.missingRefs.map((i) => referenceDetail("part", raw, refs[i]!)))
       }))
 
     const operation = (raw: unknown) =>
@@ -201,17 +197,17 @@ export class Sync extends Context.Service<Sync, {
         const input = yield* decodeOperation(body)
         const source = input.external_source
         const { part_external_id: _p, cell_name: _c, ...fields } = input
-        const synced = yield* operations.sync({
+        const outcome = yield* operations.sync({
           operation: { ...fields, id: newId(), tenant_id: tenant.id },
           partExternalId: input.part_external_id,
           cellName: input.cell_name
         })
-        if (synced._tag === "Synced") return { action: synced.inserted ? "created" as const : "updated" as const, id: synced.id, external_id: input.external_id }
+        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
         yield* failIfAny("operation", [
-          ...(synced.noPart
+          ...(outcome.noPart
             ? [detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`)]
             : []),
-          ...(synced.noCell ? [unknownCellName("operation", body, input.cell_name, ["cell_name"])] : [])
+          ...(outcome.noCell ? [unknownCellName("operation", body, input.cell_name, ["cell_name"])] : [])
         ])
         return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
       }))
