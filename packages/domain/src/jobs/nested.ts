@@ -145,16 +145,21 @@ export const planNested = (
 export const unknownCellName = (root: string, input: unknown, name: string, path: Path): ValidationDetail =>
   detail(root, input, path, "FK_CONSTRAINT", `cell named '${name}' does not exist in this tenant`)
 
-/**
- * Resolves a plan's cell names with a query of their own, for writes that are not yet one
- * statement: operation rows get their cell_id, and unknown names become details.
- */
-export const resolveCellNames = (root: string, input: unknown, plan: NestedPlan) =>
+/** The distinct names of the plan's `cellNames`: what a store's statement resolves in the tenant. */
+export const distinctCellNames = (plan: NestedPlan): Array<string> => [...new Set(plan.cellNames.map((c) => c.name))]
+
+/** A detail for every place the plan names one of the `missing` cell names. */
+export const unknownCellNames = (root: string, input: unknown, plan: NestedPlan, missing: ReadonlyArray<string>): Array<ValidationDetail> => {
+  const names = new Set(missing)
+  return plan.cellNames.filter((c) => names.has(c.name)).map((c) => unknownCellName(root, input, c.name, c.path))
+}
+
+/** The details of the plan's cell names that name no cell of the tenant, with a query of their own (an error path). */
+export const checkCellNames = (root: string, input: unknown, plan: NestedPlan) =>
   Effect.gen(function*() {
-    if (plan.cellNames.length === 0) return { operations: plan.operations, details: [] as Array<ValidationDetail> }
+    if (plan.cellNames.length === 0) return []
     const tenant = yield* CurrentTenant
-    const cells = yield* (yield* References).cellsByName(tenant.id, [...new Set(plan.cellNames.map((c) => c.name))])
-    const details = plan.cellNames.filter((c) => !cells.has(c.name)).map((c) => unknownCellName(root, input, c.name, c.path))
-    const operations = plan.operations.map(({ cell_name, ...o }) => (cell_name == null ? o : { ...o, cell_id: cells.get(cell_name) ?? null }))
-    return { operations, details }
+    const names = distinctCellNames(plan)
+    const cells = yield* (yield* References).cellsByName(tenant.id, names)
+    return unknownCellNames(root, input, plan, names.filter((n) => !cells.has(n)))
   })

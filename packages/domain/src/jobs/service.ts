@@ -6,7 +6,7 @@ import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type
 import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { eventPlan, type EventType, payloadShapes } from "../events.ts"
+import { eventPlan, type EventType } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkReferences, ensureOwned, type Reference, referenceDetail } from "../references.ts"
@@ -14,7 +14,7 @@ import { decodeInput, decodePatchInput, validationFailed } from "../validation.t
 import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
 import { type JobAction, jobMachine } from "./lifecycle.ts"
-import { planNested, resolveCellNames, unknownCellName } from "./nested.ts"
+import { checkCellNames, distinctCellNames, planNested, unknownCellNames } from "./nested.ts"
 import { type Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
 import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
 
@@ -102,8 +102,7 @@ export class Jobs extends Context.Service<Jobs, {
         if (plan.details.length > 0) {
           // the error path may take more round trips: 409 first (spec 7.4), then every problem at once
           if (yield* store.numberTaken(tenant.id, decoded.job_number)) return yield* jobNumberConflict(decoded.job_number)
-          const cells = yield* resolveCellNames("job", input, plan)
-          return yield* validationFailed("job", [...plan.details, ...cells.details, ...(yield* checkReferences("job", input, refs))])
+          return yield* validationFailed("job", [...plan.details, ...(yield* checkCellNames("job", input, plan)), ...(yield* checkReferences("job", input, refs))])
         }
         const { parts: _parts, ...jobFields } = decoded
         const result = yield* store.createNested({
@@ -111,16 +110,15 @@ export class Jobs extends Context.Service<Jobs, {
           parts: plan.parts,
           operations: plan.operations,
           refs: checkedReferences(refs),
-          cellNames: [...new Set(plan.cellNames.map((c) => c.name))],
-          events: { job: { type: "job.created", shape: payloadShapes.job }, part: { type: "part.created", shape: payloadShapes.part } }
+          cellNames: distinctCellNames(plan),
+          events: { job: eventPlan("job.created"), part: eventPlan("part.created") }
         }).pipe(Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e)))
         if (result._tag === "Refused") {
           if (result.taken || (result.missingRefs.length === 0 && result.missingCells.length === 0)) {
             return yield* jobNumberConflict(decoded.job_number)
           }
-          const missing = new Set(result.missingCells)
           return yield* validationFailed("job", [
-            ...plan.cellNames.filter((c) => missing.has(c.name)).map((c) => unknownCellName("job", input, c.name, c.path)),
+            ...unknownCellNames("job", input, plan, result.missingCells),
             ...result.missingRefs.map((i) => referenceDetail("job", input, refs[i]!))
           ])
         }

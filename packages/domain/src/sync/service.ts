@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
-import { duplicates, planNested, unknownCellName } from "../jobs/nested.ts"
+import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCellNames } from "../jobs/nested.ts"
 import { JobSync } from "../jobs/schema.ts"
 import { JobStore } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
@@ -136,18 +136,17 @@ export class Sync extends Context.Service<Sync, {
           parts: plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
           operations: plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
           refs: checkedReferences(refs),
-          cellNames: [...new Set(plan.cellNames.map((c) => c.name))],
+          cellNames: distinctCellNames(plan),
           // a request refused already still learns every reason, in the same round trip
           dryRun: details.length > 0
         })
         if (outcome._tag === "Synced") return synced(outcome, input.external_id)
-        const missing = new Set(outcome.missingCells)
         yield* failIfAny("job", [
           ...outcome.partsElsewhere.map((i) =>
             detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
           ),
           ...details,
-          ...plan.cellNames.filter((c) => missing.has(c.name)).map((c) => unknownCellName("job", body, c.name, c.path)),
+          ...unknownCellNames("job", body, plan, outcome.missingCells),
           ...outcome.missingRefs.map((i) => referenceDetail("job", body, refs[i]!))
         ])
         return yield* new Conflict({ message: "a synced operation belongs to another part" })
