@@ -2,23 +2,24 @@
 // same transaction as the change; one round trip per write). The shapes come from the domain
 // (payloadShapes); this compiles one into an expression that writes the compact JSON text.
 import type { EventPlan, PayloadShape } from "@mes/domain"
+import { literal } from "./sql-text.ts"
 
 const entry = (key: string, value: string) => `'${JSON.stringify(key)}:' || coalesce(${value}, 'null')`
 
-/**
- * The `data` of an event as a SQL text expression. `field` gives a record field's JSON text,
- * `record` the whole record's JSON text, `previous` the status before a move (a text expression),
- * `extra` further [key, JSON text expression] pairs.
- */
-export const payloadSql = (
-  shape: PayloadShape,
-  o: {
-    readonly field: (name: string) => string
-    readonly record?: string
-    readonly previous?: string
-    readonly extra?: ReadonlyArray<readonly [string, string]>
-  }
-) => {
+/** Where an event's payload values come from, as SQL expressions over the source's rows. */
+export interface PayloadSources {
+  /** A record field's JSON text. */
+  readonly field: (name: string) => string
+  /** The whole record's JSON text. */
+  readonly record?: string
+  /** The status before a move (a text expression). */
+  readonly previous?: string
+  /** Further [key, JSON text expression] pairs. */
+  readonly extra?: ReadonlyArray<readonly [string, string]>
+}
+
+/** The `data` of an event of `shape` as a SQL text expression. */
+const payloadSql = (shape: PayloadShape, o: PayloadSources) => {
   const entries = shape.picks.map(([key, field]) => entry(key, o.field(field)))
   if (o.previous !== undefined) {
     entries.push(entry("previous_status", `to_json(${o.previous})::text`), entry("new_status", o.field("status")))
@@ -33,8 +34,8 @@ export interface EventSource {
   readonly event: EventPlan
   /** The type as an SQL text expression over the rows of `from`, when it depends on the row. */
   readonly typeSql?: string
-  /** The payload expression over the rows of `from`. */
-  readonly data: string
+  /** Where the payload's values come from, over the rows of `from` (compiled with the event's shape). */
+  readonly payload: PayloadSources
   readonly from: string
   /** Orders the events of this source (default: as `from` yields them). */
   readonly orderBy?: string
@@ -45,6 +46,6 @@ export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>
   `INSERT INTO outbox (tenant_id, event_id, event_type, data)
    SELECT ${tenant}, mes_uuid7(), e.type, e.data::json FROM (
      ${sources.map((s, i) =>
-    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `'${s.event.type.replace(/'/g, "''")}'::text`} AS type, ${s.data} AS data FROM ${s.from}`
+    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `${literal(s.event.type)}::text`} AS type, ${payloadSql(s.event.shape, s.payload)} AS data FROM ${s.from}`
   ).join("\n     UNION ALL ")}
    ) e ORDER BY e.source, e.n`

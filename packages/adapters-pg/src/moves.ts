@@ -7,7 +7,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { jsonText, type MovePlan, type MoveOutcome, type PatchOutcome, type ReferenceTable, type RemoveOutcome, type Stamp } from "@mes/domain"
 import { type Column, fieldOf } from "./catalog.ts"
-import { type EventSource, insertEvents, payloadSql } from "./events.ts"
+import { type EventSource, insertEvents } from "./events.ts"
 import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
 import { ident, literal, textArray } from "./sql-text.ts"
@@ -98,7 +98,7 @@ export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<R
 )${finish(o, o.events.map((event) => ({
     event,
     from: "m",
-    data: payloadSql(event.shape, { field: fieldOf(o.columns, "m"), record: "m.json", extra: o.extra ?? [] })
+    payload: { field: fieldOf(o.columns, "m"), record: "m.json", extra: o.extra ?? [] }
   })))}`
 }
 
@@ -132,12 +132,12 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
     c.events.map((event): EventSource => ({
       event,
       from: `m WHERE m.previous = ANY(${textArray(c.from)})`,
-      data: payloadSql(event.shape, {
+      payload: {
         field: fieldOf(o.columns, "m"),
         record: "m.json",
         ...(event.move ? { previous: "m.previous" } : {}),
         extra: o.extra ?? []
-      })
+      }
     }))
   )
   return `${head(o)}

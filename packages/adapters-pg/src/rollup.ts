@@ -2,9 +2,9 @@
 // completed when all its operations are, in progress once any has started. The part's operations are
 // read as the statement leaves them (the moved ones with their new status), and only parts whose status
 // changes are written, with part.started / part.completed.
-import { eventPlan, payloadShapes } from "@mes/domain"
+import { eventPlan } from "@mes/domain"
 import { type Catalog, fieldOf } from "./catalog.ts"
-import { type EventSource, payloadSql } from "./events.ts"
+import type { EventSource } from "./events.ts"
 
 /**
  * `moved`: a CTE of the moved operations (id, part_id, status after the move); `parts`: SQL that yields
@@ -26,7 +26,7 @@ export const rollUp = (catalog: Catalog["Service"], moved: string, parts: string
   const event = (type: "part.started" | "part.completed", where: string): EventSource => ({
     event: eventPlan(type),
     from: `pu WHERE ${where}`,
-    data: payloadSql(payloadShapes.part, { field: fieldOf(catalog.columns("parts"), "pu"), record: "pu.doc", previous: "pu.previous" })
+    payload: { field: fieldOf(catalog.columns("parts"), "pu"), record: "pu.doc", previous: "pu.previous" }
   })
   return {
     ctes,

@@ -9,12 +9,10 @@ import {
   BatchStore,
   eventPlan,
   operationMachine,
-  payloadShapes,
   START_OPERATIONS,
   type TimeShare
 } from "@mes/domain"
 import { Catalog, fieldOf } from "../catalog.ts"
-import { payloadSql } from "../events.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
 import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts"
@@ -61,12 +59,12 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
         event: eventPlan("operation.started"),
         from: "m, om JOIN bo ON bo.id = om.id",
         orderBy: "bo.sequence",
-        data: payloadSql(payloadShapes.operation, {
+        payload: {
           field: fieldOf(catalog.columns("operations"), "om"),
           record: "om.json",
           previous: "om.previous",
           extra: [["batch_id", "to_json(m.id)::text"]]
-        })
+        }
       },
       ...rolled.events
     ],

@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
-import { insertEvents, payloadSql } from "../events.ts"
+import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { contains, missingReferences } from "./common.ts"
@@ -74,8 +74,8 @@ u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVIN
 ev AS (
   ${
     insertEvents("$2", [
-      { event: events.job, from: "j, d", data: payloadSql(events.job.shape, { field: fieldOf(jobs, "j"), record: "d.json" }) },
-      { event: events.part, from: "pd", orderBy: "pd.n", data: payloadSql(events.part.shape, { field: fieldOf(parts, "pd"), record: "pd.doc" }) }
+      { event: events.job, from: "j, d", payload: { field: fieldOf(jobs, "j"), record: "d.json" } },
+      { event: events.part, from: "pd", orderBy: "pd.n", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ])
   }
 )

@@ -5,9 +5,9 @@
 // ids the rows end up with. Everything that can refuse the record is checked first, in the same
 // snapshot: references and cell names of the tenant, parts that belong to another job, operations
 // that belong to another part. A refused record writes nothing and says why.
-import { type JobSyncPlan, payloadShapes } from "@mes/domain"
+import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
-import { insertEvents, payloadSql } from "../events.ts"
+import { insertEvents } from "../events.ts"
 import { missingReferences } from "./common.ts"
 import { ident } from "../sql-text.ts"
 
@@ -112,17 +112,17 @@ ev AS (
   ${
     insertEvents("$2", [
       ...(["job.created", "job.updated"] as const).map((type) => ({
-        event: { type, shape: payloadShapes.job },
+        event: eventPlan(type),
         from: `j WHERE j.inserted = ${type === "job.created"}`,
-        data: payloadSql(payloadShapes.job, { field: fieldOf(jobs, "j"), record: "j.doc" })
+        payload: { field: fieldOf(jobs, "j"), record: "j.doc" }
       })),
       // part events in the order the record lists the parts, created and updated alike
       {
-        event: { type: "part.created", shape: payloadShapes.part },
+        event: eventPlan("part.created"),
         typeSql: "CASE WHEN po.inserted THEN 'part.created' ELSE 'part.updated' END",
         from: "po",
         orderBy: "po.n",
-        data: payloadSql(payloadShapes.part, { field: fieldOf(parts, "po"), record: "po.doc" })
+        payload: { field: fieldOf(parts, "po"), record: "po.doc" }
       }
     ])
   }
@@ -175,10 +175,10 @@ u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, 1 FROM p WHERE p.inse
 ev AS (
   ${
     insertEvents("$2", [{
-      event: { type: "part.created", shape: payloadShapes.part },
+      event: eventPlan("part.created"),
       typeSql: "CASE WHEN p.inserted THEN 'part.created' ELSE 'part.updated' END",
       from: "p",
-      data: payloadSql(payloadShapes.part, { field: fieldOf(parts, "p"), record: "p.doc" })
+      payload: { field: fieldOf(parts, "p"), record: "p.doc" }
     }])
   }
 )
