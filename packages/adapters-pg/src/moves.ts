@@ -10,7 +10,7 @@ import { type Column, fieldOf } from "./catalog.ts"
 import { type EventSource, insertEvents } from "./events.ts"
 import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
-import { ident, literal, textArray } from "./sql-text.ts"
+import { ident, literal, shapeKey, statementCache, textArray } from "./sql-text.ts"
 
 /** Minutes a time entry counts: its recorded duration, or until now while it is open (spec 2.8). */
 export const ENTRY_MINUTES = "CASE WHEN e.end_time IS NULL THEN extract(epoch FROM now() - e.start_time) / 60 ELSE e.duration_minutes END"
@@ -194,13 +194,7 @@ export const recordWrites = <T>(
   sql: SqlClient,
   o: WriteOptions & { readonly softDelete?: boolean; readonly additions?: MoveAdditions }
 ) => {
-  const cache = new Map<string, string>()
-  const cached = (key: string, build: () => string) => {
-    let statement = cache.get(key)
-    if (statement === undefined) cache.set(key, statement = build())
-    return statement
-  }
-  const keysOf = (changes: Readonly<Record<string, unknown>>) => Object.keys(changes).filter((k) => changes[k] !== undefined).sort().join(",")
+  const cached = statementCache()
   return {
     patch: (
       tenantId: string,
@@ -209,7 +203,7 @@ export const recordWrites = <T>(
       events: ReadonlyArray<MovePlan["cases"][number]["events"][number]>,
       refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = []
     ): Effect.Effect<PatchOutcome<T>, SqlError> => {
-      const statement = cached(`patch ${keysOf(changes)} ${events.map((e) => e.type).join(",")}`, () => updateStatement({ ...o, changes, events }))
+      const statement = cached(`patch ${shapeKey(changes)} ${events.map((e) => e.type).join(",")}`, () => updateStatement({ ...o, changes, events }))
       return runWrite(sql, statement, tenantId, id, changes, refs).pipe(Effect.map((row) => ({
         owner: row.owner ?? undefined,
         record: row.json === null ? undefined : jsonText<T>(row.json),
@@ -225,7 +219,7 @@ export const recordWrites = <T>(
       more: ReadonlyArray<string | null> = []
     ) => {
       const signature = plan.cases.map((c) => `${c.from}>${Object.keys(c.stamps)}/${c.effects}/${c.events.map((e) => `${e.type}${e.move}`)}`).join(";")
-      const statement = cached(`move ${plan.to} ${keysOf(plan.changes)} ${signature}`, () => moveStatement({ ...o, ...o.additions?.(plan), plan }))
+      const statement = cached(`move ${plan.to} ${shapeKey(plan.changes)} ${signature}`, () => moveStatement({ ...o, ...o.additions?.(plan), plan }))
       return runWrite(sql, statement, tenantId, id, plan.changes, refs, more).pipe(Effect.map((row) => ({ row, outcome: moveOutcome<T>(row) })))
     },
     /** Deletes (or, with `soft`, marks deleted) a live row of the tenant; with the owner of the id. */

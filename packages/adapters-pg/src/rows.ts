@@ -4,15 +4,9 @@
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { ident } from "./sql-text.ts"
+import { givenKeys, ident } from "./sql-text.ts"
 
 export type Defaults = Readonly<Record<string, string>>
-
-const columnsOf = (rows: ReadonlyArray<object>): Array<string> => {
-  const cols = new Set<string>()
-  for (const r of rows) for (const [k, v] of Object.entries(r)) if (v !== undefined) cols.add(k)
-  return [...cols]
-}
 
 /** A row without its stored JSON (`doc`, migration 0010): callers get the columns the API shows. */
 export const withoutDoc = <T extends object>(row: T): T => {
@@ -34,7 +28,7 @@ export const insertRows = <T extends { readonly id: string }>(
 ): Effect.Effect<Array<T>, SqlError> =>
   Effect.gen(function*() {
     if (rows.length === 0) return []
-    const cols = columnsOf(rows)
+    const cols = givenKeys(rows)
     const out = yield* sql.unsafe<T>(
       `INSERT INTO ${ident(table)} (${cols.map(ident).join(", ")})
        SELECT ${select(cols, defaults)} FROM jsonb_populate_recordset(null::${ident(table)}, $1::jsonb) r

@@ -1,4 +1,5 @@
-// Pieces of SQL text for statements built once per shape (their values travel as parameters).
+// Pieces of SQL text for statements built once per shape (their values travel as parameters), and
+// the cache that keeps each shape's statement.
 
 /** A column or table name as an identifier; only plain lower-case names pass. */
 export const ident = (name: string) => {
@@ -11,3 +12,23 @@ export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 /** A text[] constant (statuses of a guard). */
 export const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map(literal).join(", ")}]::text[]`
+
+/** The keys that hold a value (not undefined) in any of `rows`, in the order first seen. */
+export const givenKeys = (rows: ReadonlyArray<object>): Array<string> => {
+  const keys = new Set<string>()
+  for (const r of rows) for (const [k, v] of Object.entries(r)) if (v !== undefined) keys.add(k)
+  return [...keys]
+}
+
+/** The part of a statement's shape that `row` decides: the keys it gives a value, sorted. */
+export const shapeKey = (row: object) => givenKeys([row]).sort().join(",")
+
+/** Statements built once per shape key and then reused, so the driver keeps each one prepared. */
+export const statementCache = () => {
+  const cache = new Map<string, string>()
+  return (key: string, build: () => string): string => {
+    let statement = cache.get(key)
+    if (statement === undefined) cache.set(key, statement = build())
+    return statement
+  }
+}

@@ -9,6 +9,7 @@ import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
+import { statementCache } from "../sql-text.ts"
 import { contains, missingReferences } from "./common.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
@@ -89,16 +90,13 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
-  const createStatements = new Map<string, string>()
-  const syncStatements = new Map<string, string>()
+  const statements = statementCache()
   const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
 
   return JobStore.of({
     createNested: (plan) =>
       Effect.gen(function*() {
-        const key = `${plan.events.job.type} ${plan.events.part.type}`
-        let statement = createStatements.get(key)
-        if (statement === undefined) createStatements.set(key, statement = createNestedSql(catalog, plan.events))
+        const statement = statements(`create ${plan.events.job.type} ${plan.events.part.type}`, () => createNestedSql(catalog, plan.events))
         const [row] = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
           statement,
           [JSON.stringify({ job: plan.job, parts: plan.parts, operations: plan.operations, refs: plan.refs, cell_names: plan.cellNames }), plan.job.tenant_id]
@@ -147,9 +145,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
     sync: (plan) =>
       Effect.gen(function*() {
-        const key = syncJobKey(plan, catalog)
-        let statement = syncStatements.get(key)
-        if (statement === undefined) syncStatements.set(key, statement = syncJobStatement(plan, catalog))
+        const statement = statements(`sync ${syncJobKey(plan, catalog)}`, () => syncJobStatement(plan, catalog))
         const [row] = yield* sql.unsafe<{
           id: string | null
           inserted: boolean | null

@@ -22,7 +22,7 @@ import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
-import { textArray } from "../sql-text.ts"
+import { shapeKey, statementCache, textArray } from "../sql-text.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -80,7 +80,7 @@ const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: Mov
 export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  const syncStatements = new Map<string, string>()
+  const syncStatements = statementCache()
   const writes = recordWrites<Operation>(sql, {
     table: "operations",
     columns: catalog.columns("operations"),
@@ -166,9 +166,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     sync: (plan) =>
       Effect.gen(function*() {
-        const key = Object.keys(plan.operation).filter((k) => plan.operation[k as keyof typeof plan.operation] !== undefined).sort().join(",")
-        let statement = syncStatements.get(key)
-        if (statement === undefined) syncStatements.set(key, statement = syncOperationStatement(plan.operation, catalog))
+        const statement = syncStatements(shapeKey(plan.operation), () => syncOperationStatement(plan.operation, catalog))
         const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
           statement,
           [JSON.stringify({ operation: plan.operation, part_external_id: plan.partExternalId, cell_name: plan.cellName }), plan.operation.tenant_id]

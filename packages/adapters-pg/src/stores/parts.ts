@@ -8,6 +8,7 @@ import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
 import { ancestors, insertRows, withoutDoc } from "../rows.ts"
 import { recordWrites } from "../moves.ts"
+import { shapeKey, statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
@@ -27,7 +28,7 @@ const LIVE = "EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = p.tenant_id AND j
 export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  const syncStatements = new Map<string, string>()
+  const syncStatements = statementCache()
   const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells"] })
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
@@ -72,9 +73,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     sync: (plan) =>
       Effect.gen(function*() {
         const withParent = plan.parent !== undefined
-        const key = `${withParent} ${Object.keys(plan.part).filter((k) => plan.part[k as keyof typeof plan.part] !== undefined).sort()}`
-        let statement = syncStatements.get(key)
-        if (statement === undefined) syncStatements.set(key, statement = syncPartStatement(plan.part, withParent, catalog))
+        const statement = syncStatements(`${withParent} ${shapeKey(plan.part)}`, () => syncPartStatement(plan.part, withParent, catalog))
         const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
           statement,
           [JSON.stringify({ part: plan.part, job_external_id: plan.jobExternalId, refs: plan.refs, parent: plan.parent ?? null }), plan.part.tenant_id]

@@ -9,12 +9,11 @@ import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { missingReferences } from "./common.ts"
-import { ident } from "../sql-text.ts"
+import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
 const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Array<string> => {
-  const names = new Set<string>()
-  for (const r of rows) for (const [k, v] of Object.entries(r)) if (v !== undefined) names.add(k)
+  const names = new Set(givenKeys(rows))
   return columns.map((c) => c.name).filter((c) => names.has(c) && c !== "id" && c !== "tenant_id" && c !== "created_at")
 }
 
