@@ -9,7 +9,7 @@ import { insertRows, updateRow } from "../rows.ts"
 import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { stampSql } from "../moves.ts"
-import { readOwned } from "../json.ts"
+import { liveCondition, readOwned } from "../json.ts"
 
 // severity and status sort by rank (low → critical, open → closed), not alphabetically
 const issueSort = {
@@ -26,8 +26,7 @@ const THROUGH = `FROM operations o
   JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id`
 
 // issues of soft-deleted jobs are gone from queries with their job (DECISIONS: soft-deleted jobs)
-const live = (alias: string) =>
-  `EXISTS (SELECT 1 ${THROUGH} WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id AND j.deleted_at IS NULL)`
+const live = liveCondition.issues
 
 export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
   const sql = yield* SqlClient

@@ -19,7 +19,7 @@ import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
-import { readOwned } from "../json.ts"
+import { liveCondition, readOwned } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
 import { shapeKey, statementCache, textArray } from "../sql-text.ts"
@@ -33,8 +33,8 @@ const operationSort = {
   completion_percentage: "o.completion_percentage"
 }
 
-const LIVE = `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
-  WHERE p.tenant_id = o.tenant_id AND p.id = o.part_id AND j.deleted_at IS NULL)`
+// operations of soft-deleted jobs are gone from queries with their job (DECISIONS: soft-deleted jobs)
+const LIVE = liveCondition.operations("o")
 
 /**
  * What an operation move adds to the guarded UPDATE (spec 3.2, 2.8), all in the same statement:

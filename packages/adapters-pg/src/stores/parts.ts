@@ -12,7 +12,7 @@ import { shapeKey, statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
-import { readOwned } from "../json.ts"
+import { liveCondition, readOwned } from "../json.ts"
 
 const partSort = {
   part_number: "p.part_number",
@@ -23,7 +23,7 @@ const partSort = {
 }
 
 // parts of soft-deleted jobs are gone from queries with their job (spec 4.1 DELETE)
-const LIVE = "EXISTS (SELECT 1 FROM jobs j WHERE j.tenant_id = p.tenant_id AND j.id = p.job_id AND j.deleted_at IS NULL)"
+const LIVE = liveCondition.parts("p")
 
 export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient

@@ -9,16 +9,12 @@ import { insertRows } from "../rows.ts"
 import { Catalog } from "../catalog.ts"
 import { recordWrites } from "../moves.ts"
 import { listPage } from "./crud.ts"
-import { readOwned } from "../json.ts"
+import { liveCondition, readOwned } from "../json.ts"
 
 const substepSort = { sequence: "s.sequence", created_at: "s.created_at", completed: "s.completed" }
 
 /** The substep's operation is under a job that is not soft-deleted. */
-const live = (alias: string) =>
-  `EXISTS (SELECT 1 FROM operations o
-    JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
-    JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
-    WHERE o.tenant_id = ${alias}.tenant_id AND o.id = ${alias}.operation_id AND j.deleted_at IS NULL)`
+const live = liveCondition.substeps
 
 /** completed_at on insert: now() when created completed. */
 const insertDefaults = { completed_at: "CASE WHEN r.completed THEN now() END" }

@@ -8,7 +8,7 @@ import { mapConstraints } from "../constraints.ts"
 import { deleteRow, insertRows, updateRow } from "../rows.ts"
 import { uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { readOwned } from "../json.ts"
+import { liveCondition, readOwned } from "../json.ts"
 
 const sort = {
   start_time: "e.start_time",
@@ -17,9 +17,8 @@ const sort = {
   duration_minutes: "e.duration_minutes"
 }
 
-const LIVE = `EXISTS (SELECT 1 FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
-  JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
-  WHERE o.tenant_id = e.tenant_id AND o.id = e.operation_id AND j.deleted_at IS NULL)`
+// entries of soft-deleted jobs are gone from queries with their job (DECISIONS: soft-deleted jobs)
+const LIVE = liveCondition.time_entries("e")
 
 const DURATION = "CASE WHEN end_time IS NULL THEN NULL ELSE extract(epoch FROM end_time - start_time) / 60 END"
 
