@@ -6,16 +6,17 @@ import { eventPlan } from "@mes/domain"
 import { type Catalog, fieldOf } from "./catalog.ts"
 import type { EventSource } from "./events.ts"
 
+/** A part's status rolled up from its operations' `status` (an aggregate over them); `current` otherwise. */
+export const rolledUpStatus = (status: string, current: string) =>
+  `CASE WHEN bool_and(${status} = 'completed') THEN 'completed' WHEN bool_or(${status} <> 'not_started') THEN 'in_progress' ELSE ${current} END`
+
 /**
  * `moved`: a CTE of the moved operations (id, part_id, status after the move); `parts`: SQL that yields
  * the ids of the parts to roll up. Adds CTEs `rs` (the rolled-up status) and `pu` (the parts written).
  */
 export const rollUp = (catalog: Catalog["Service"], moved: string, parts: string) => {
   const ctes: Array<readonly [string, string]> = [["rs", `
-      SELECT p.id, p.status AS previous,
-        CASE WHEN bool_and(coalesce(mm.status, o.status) = 'completed') THEN 'completed'
-             WHEN bool_or(coalesce(mm.status, o.status) <> 'not_started') THEN 'in_progress'
-             ELSE p.status END AS status
+      SELECT p.id, p.status AS previous, ${rolledUpStatus("coalesce(mm.status, o.status)", "p.status")} AS status
       FROM parts p JOIN operations o ON o.tenant_id = $1 AND o.part_id = p.id
       LEFT JOIN ${moved} mm ON mm.id = o.id
       WHERE p.tenant_id = $1 AND p.id IN (${parts})

@@ -8,6 +8,7 @@ import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
 import { ancestors, insertRows, withoutDoc } from "../rows.ts"
 import { recordWrites } from "../moves.ts"
+import { rolledUpStatus } from "../rollup.ts"
 import { shapeKey, statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
@@ -87,13 +88,11 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       partIds.length === 0
         ? Effect.succeed([])
         : sql.unsafe<Part & { previous: string }>(
-          `WITH s AS (
-             SELECT part_id, bool_and(status = 'completed') AS all_done, bool_or(status <> 'not_started') AS any_started
-             FROM operations WHERE tenant_id = $1 AND part_id = ANY($2::uuid[]) GROUP BY part_id
+          `WITH locked AS (
+             SELECT p.id, p.status FROM parts p WHERE p.tenant_id = $1 AND p.id = ANY($2::uuid[]) FOR UPDATE
            ), target AS (
-             SELECT p.id, p.status AS previous,
-               CASE WHEN s.all_done THEN 'completed' WHEN s.any_started THEN 'in_progress' ELSE p.status END AS status
-             FROM parts p JOIN s ON s.part_id = p.id WHERE p.tenant_id = $1 FOR UPDATE OF p
+             SELECT l.id, l.status AS previous, ${rolledUpStatus("o.status", "l.status")} AS status
+             FROM locked l JOIN operations o ON o.tenant_id = $1 AND o.part_id = l.id GROUP BY l.id, l.status
            )
            UPDATE parts p SET status = target.status, updated_at = now()
            FROM target WHERE p.tenant_id = $1 AND p.id = target.id AND p.status <> target.status
