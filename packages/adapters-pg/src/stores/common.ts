@@ -53,3 +53,21 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
       ).join(" ")
     } ELSE false END`
   }`
+
+/**
+ * The checks of a nested job plan ($1: the plan as jsonb, $2: the tenant) as CTEs: `bad`, the
+ * plan's `refs` that are not live rows of the tenant, and `names`, its `cell_names`, each with the
+ * id of the tenant's cell of that name (NULL when there is none).
+ */
+export const nestedPlanChecks = `bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
+names AS (
+  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
+  LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
+)`
+
+/** The condition that `nestedPlanChecks` found nothing wrong. */
+export const nestedPlanPasses = "NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL)"
+
+/** The answer columns that say what `nestedPlanChecks` refused: missing_refs (indexes), missing_cells (names). */
+export const nestedPlanRefusals = `ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
+  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells`

@@ -10,7 +10,7 @@ import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains, missingReferences } from "./common.ts"
+import { contains, nestedPlanChecks, nestedPlanPasses, nestedPlanRefusals } from "./common.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
 import { syncJobKey, syncJobStatement } from "./sync.ts"
@@ -38,12 +38,8 @@ const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["eve
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   return `
-WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
-names AS (
-  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
-  LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
-),
-ok AS (SELECT NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL) AS ok),
+WITH ${nestedPlanChecks},
+ok AS (SELECT ${nestedPlanPasses} AS ok),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "ok, jsonb_populate_record(null::jobs, $1::jsonb->'job') r", row: "r", where: "WHERE ok.ok" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
@@ -81,8 +77,7 @@ ev AS (
   }
 )
 SELECT (SELECT json FROM d) AS json,
-  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
-  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells,
+  ${nestedPlanRefusals},
   EXISTS (SELECT 1 FROM jobs x WHERE x.tenant_id = $2 AND x.job_number = $1::jsonb->'job'->>'job_number' AND x.deleted_at IS NULL) AS taken`
 }
 

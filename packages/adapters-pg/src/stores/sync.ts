@@ -8,7 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { missingReferences } from "./common.ts"
+import { missingReferences, nestedPlanChecks, nestedPlanPasses, nestedPlanRefusals } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
@@ -48,11 +48,7 @@ export const syncJobStatement = (plan: JobSyncPlan, catalog: Catalog["Service"])
   const operations = catalog.columns("operations")
   const key = (alias: string) => `${alias}.tenant_id = $2 AND ${alias}.external_source = (x.r).external_source AND ${alias}.external_id = (x.r).external_id`
   return `
-WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
-names AS (
-  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
-  LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
-),
+WITH ${nestedPlanChecks},
 jin AS (SELECT jsonb_populate_record(null::jobs, $1::jsonb->'job') AS r),
 jid AS (
   SELECT coalesce((SELECT j.id FROM jin x JOIN jobs j ON ${key("j")} AND j.deleted_at IS NULL), ((SELECT r FROM jin)).id) AS id
@@ -73,7 +69,7 @@ oid AS (
 ),
 moved AS (SELECT oid.n FROM oid WHERE oid.stored_part IS NOT NULL AND oid.stored_part <> oid.part_id),
 ok AS (
-  SELECT NOT ($1::jsonb->>'dry_run')::boolean AND NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL)
+  SELECT NOT ($1::jsonb->>'dry_run')::boolean AND ${nestedPlanPasses}
     AND NOT EXISTS (SELECT 1 FROM elsewhere) AND NOT EXISTS (SELECT 1 FROM moved) AS ok
 ),
 j AS (
@@ -130,8 +126,7 @@ SELECT (SELECT id FROM j) AS id, (SELECT inserted FROM j) AS inserted,
   -- a row the checks saw in place but a concurrent sync moved is skipped by its upsert: undo all
   CASE WHEN EXISTS (SELECT 1 FROM j) AND ((SELECT count(*) FROM p) <> (SELECT count(*) FROM pin)
     OR (SELECT count(*) FROM o) <> (SELECT count(*) FROM oin)) THEN mes_conflict('sync overtaken') END AS overtaken,
-  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
-  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells,
+  ${nestedPlanRefusals},
   ARRAY(SELECT n - 1 FROM elsewhere ORDER BY n)::int[] AS elsewhere,
   ARRAY(SELECT n - 1 FROM moved ORDER BY n)::int[] AS moved`
 }
