@@ -7,7 +7,7 @@ import type { CheckedReference, NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
 import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import type { JsonText } from "./json.ts"
-import { checkedReferences, checkReferences, ensureOwned, label, type Reference, referenceDetail } from "./references.ts"
+import { checkedReferences, checkOwner, checkReferences, ensureOwned, label, missingReferenceDetails, type Reference } from "./references.ts"
 import { decodeInput, decodePatchInput, failIfAny, validationFailed } from "./validation.ts"
 
 /** A record looked up by id in one query: who owns it, and its JSON when that is the caller's tenant. */
@@ -25,10 +25,8 @@ export const readOwned = <A>(
   Effect.gen(function*() {
     const tenant = yield* CurrentTenant
     const { owner, record } = yield* read(tenant.id)
-    if (owner === undefined) return yield* new NotFound({ entity: label[table], id })
-    if (owner !== tenant.id || record === undefined) {
-      return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
-    }
+    yield* checkOwner(table, id, owner)
+    if (record === undefined) return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
     return record
   })
 
@@ -47,11 +45,9 @@ export const settlePatch = <A>(
   outcome: PatchOutcome<A>
 ): Effect.Effect<JsonText<A>, NotFound | Forbidden | ValidationFailed, CurrentTenant> =>
   Effect.gen(function*() {
-    const tenant = yield* CurrentTenant
-    if (outcome.owner === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
-    if (outcome.owner !== tenant.id) return yield* new Forbidden({ message: `${label[o.table]} ${o.id} belongs to another tenant` })
+    yield* checkOwner(o.table, o.id, outcome.owner)
     if (outcome.missingRefs.length > 0) {
-      return yield* validationFailed(o.root, outcome.missingRefs.map((i) => referenceDetail(o.root, o.input, o.refs[i]!)))
+      return yield* validationFailed(o.root, missingReferenceDetails(o.root, o.input, o.refs, outcome.missingRefs))
     }
     if (outcome.record === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
     return outcome.record
@@ -74,11 +70,9 @@ export interface RemoveOutcome {
 /** The answer to a one-statement delete: nothing, or 404 / 403. */
 export const settleRemove = (table: ReferenceTable, id: string, outcome: RemoveOutcome) =>
   Effect.gen(function*() {
-    const tenant = yield* CurrentTenant
-    if (outcome.owner !== undefined && outcome.owner !== tenant.id) {
-      return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
-    }
-    if (!outcome.removed) return yield* new NotFound({ entity: label[table], id })
+    if (outcome.removed) return
+    yield* checkOwner(table, id, outcome.owner)
+    return yield* new NotFound({ entity: label[table], id })
   })
 
 /** A record of the caller's tenant as a row, for rules that need its values: 404 when no tenant has it, 403 when another does. */

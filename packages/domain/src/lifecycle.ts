@@ -1,11 +1,11 @@
 // Shared shape of the state machines (spec 3): each row is {from, action, to} plus the timestamp
 // effects the store applies in the same guarded UPDATE.
 import * as Effect from "effect/Effect"
-import { Forbidden, InvalidStateTransition, NotFound } from "./errors.ts"
+import { InvalidStateTransition, NotFound } from "./errors.ts"
 import type { EventPlan, EventType } from "./events.ts"
 import type { JsonText } from "./json.ts"
-import { CurrentTenant, type ReferenceTable } from "./ports.ts"
-import { label, type Reference, referenceDetail } from "./references.ts"
+import type { ReferenceTable } from "./ports.ts"
+import { checkOwner, label, missingReferenceDetails, type Reference } from "./references.ts"
 import { validationFailed } from "./validation.ts"
 
 /** What a transition does to a timestamp column: set now, set now only if empty, or clear. */
@@ -168,14 +168,12 @@ export const settleMove = <T>(
   outcome: MoveOutcome<T>
 ) =>
   Effect.gen(function*() {
-    const tenant = yield* CurrentTenant
-    if (outcome.owner === undefined) return yield* new NotFound({ entity: label[o.table], id: o.id })
-    if (outcome.owner !== tenant.id) return yield* new Forbidden({ message: `${label[o.table]} ${o.id} belongs to another tenant` })
+    yield* checkOwner(o.table, o.id, outcome.owner)
     if (outcome.moved !== undefined) return outcome.moved
     const refs = o.refs
     const missing = refs === undefined || outcome.missingRefs.length === 0
       ? undefined
-      : validationFailed(refs.root, outcome.missingRefs.map((i) => referenceDetail(refs.root, refs.input, refs.list[i]!)))
+      : validationFailed(refs.root, missingReferenceDetails(refs.root, refs.input, refs.list, outcome.missingRefs))
     if (missing !== undefined && refs!.first) return yield* missing
     let current = outcome.current
     if (current !== undefined && o.plan.cases.some((c) => c.from.includes(current!))) {

@@ -49,13 +49,22 @@ export const checkedReferences = (refs: ReadonlyArray<Reference>) => refs.map((r
 export const referenceDetail = (root: string, input: unknown, r: Reference): ValidationDetail =>
   detail(root, input, r.path, "FK_CONSTRAINT", `${label[r.table]} ${r.id} does not exist in this tenant`, r.id)
 
-/** 404 when no tenant has the record, 403 when another tenant does (spec 5.6, 7.4). */
-export const ensureOwned = (table: ReferenceTable, id: string) =>
+/** The 422 details of the references a store's statement found missing: `indexes` into `refs`, as checkedReferences numbered them. */
+export const missingReferenceDetails = (root: string, input: unknown, refs: ReadonlyArray<Reference>, indexes: ReadonlyArray<number>) =>
+  indexes.map((i) => referenceDetail(root, input, refs[i]!))
+
+/** 404 when no tenant has the record (`owner` undefined), 403 when another tenant does (spec 5.6, 7.4). */
+export const checkOwner = (table: ReferenceTable, id: string, owner: string | undefined) =>
   Effect.gen(function*() {
     const tenant = yield* CurrentTenant
-    const owner = yield* (yield* References).ownerOf(table, id)
     if (owner === undefined) return yield* new NotFound({ entity: label[table], id })
     if (owner !== tenant.id) {
       return yield* new Forbidden({ message: `${label[table]} ${id} belongs to another tenant` })
     }
+  })
+
+/** 404 when no tenant has the record, 403 when another tenant does, with a query of its own. */
+export const ensureOwned = (table: ReferenceTable, id: string) =>
+  Effect.gen(function*() {
+    yield* checkOwner(table, id, yield* (yield* References).ownerOf(table, id))
   })

@@ -9,7 +9,7 @@ import type { JsonText } from "../json.ts"
 import { eventPlan, type EventType } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, type Reference, referenceDetail } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, validationFailed } from "../validation.ts"
 import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
@@ -119,7 +119,7 @@ export class Jobs extends Context.Service<Jobs, {
           }
           return yield* validationFailed("job", [
             ...unknownCellNames("job", input, plan, result.missingCells),
-            ...result.missingRefs.map((i) => referenceDetail("job", input, refs[i]!))
+            ...missingReferenceDetails("job", input, refs, result.missingRefs)
           ])
         }
         return {

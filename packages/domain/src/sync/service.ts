@@ -17,7 +17,7 @@ import { PartSync } from "../parts/schema.ts"
 import { resolveParent } from "../parts/service.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
-import { checkedReferences, type Reference, referenceDetail } from "../references.ts"
+import { checkedReferences, missingReferenceDetails, type Reference } from "../references.ts"
 import { detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
@@ -147,7 +147,7 @@ export class Sync extends Context.Service<Sync, {
           ),
           ...details,
           ...unknownCellNames("job", body, plan, outcome.missingCells),
-          ...outcome.missingRefs.map((i) => referenceDetail("job", body, refs[i]!))
+          ...missingReferenceDetails("job", body, refs, outcome.missingRefs)
         ])
         return yield* new Conflict({ message: "a synced operation belongs to another part" })
       }))
@@ -186,7 +186,7 @@ export class Sync extends Context.Service<Sync, {
         if (outcome._tag === "Synced") return synced(outcome, input.external_id)
         if (outcome.noJob) return yield* noJob()
         if (outcome.elsewhere) return yield* elsewhere()
-        return yield* validationFailed("part", outcome.missingRefs.map((i) => referenceDetail("part", raw, refs[i]!)))
+        return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
       }))
 
     const operation = (raw: unknown) =>
