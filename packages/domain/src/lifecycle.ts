@@ -24,6 +24,10 @@ export interface Transition<S extends string, A extends string> {
 
 export type Machine<S extends string, A extends string> = ReadonlyArray<Transition<S, A>>
 
+/** The refusal of lifecycle action `t` for a record in status `current`: names the statuses it needs. */
+export const refuseAction = (entity: string, t: { readonly from: ReadonlyArray<string>; readonly action: string }) => (current: string) =>
+  new InvalidStateTransition({ entity, current, required: t.from, action: t.action })
+
 /** The row for an action, or the refusal naming current and required states. */
 export const decide = <S extends string, A extends string>(
   machine: Machine<S, A>,
@@ -32,9 +36,7 @@ export const decide = <S extends string, A extends string>(
   action: A
 ): Transition<S, A> | InvalidStateTransition => {
   const row = machine.find((t) => t.action === action)!
-  return row.from.includes(current)
-    ? row
-    : new InvalidStateTransition({ entity, current, required: row.from, action })
+  return row.from.includes(current) ? row : refuseAction(entity, row)(current)
 }
 
 /** The transition a PATCH to `target` means from `current`, or undefined when none leads there. */
@@ -82,7 +84,7 @@ export const runAction = <S extends string, A extends string, T, E>(o: Mover<S, 
     if (moved !== undefined) return { ...moved, transition }
     const current = yield* o.status()
     if (current === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
-    return yield* new InvalidStateTransition({ entity: o.entity, current, required: transition.from, action: o.action })
+    return yield* refuseAction(o.entity, transition)(current)
   })
 
 /** An event of a move: with `move`, the payload carries previous_status and new_status. */

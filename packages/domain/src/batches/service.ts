@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, runAction, settleMove, type Transition } from "../lifecycle.ts"
+import { actionPlan, refuseAction, runAction, settleMove, type Transition } from "../lifecycle.ts"
 import { completeFromAnyState } from "../operations/lifecycle.ts"
 import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
@@ -124,7 +124,7 @@ export class Batches extends Context.Service<Batches, {
           table: "batches",
           id,
           plan,
-          refusal: (current) => new InvalidStateTransition({ entity: "batch", current, required: t.from, action: "start" }),
+          refusal: refuseAction("batch", t),
           recheck: store.status(tenant.id, id),
           refs: { list: refs, root: "batch", input: raw, first: false }
         }, outcome)

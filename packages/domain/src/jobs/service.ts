@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
+import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { eventPlan, type EventType } from "../events.ts"
@@ -179,7 +179,7 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.gen(function*() {
           const plan = actionPlan(jobMachine, action, moveEvents)
           const t = jobMachine.find((r) => r.action === action)!
-          const moved = yield* move(id, plan, (current) => new InvalidStateTransition({ entity: "job", current, required: t.from, action }))
+          const moved = yield* move(id, plan, refuseAction("job", t))
           return { job: moved.record, action, previous_status: moved.previous as JobStatus, new_status: t.to }
         }),
       remove: (id) =>

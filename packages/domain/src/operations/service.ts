@@ -6,7 +6,7 @@ import * as Layer from "effect/Layer"
 import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
 import { InvalidStateTransition } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
-import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseMove, settleMove } from "../lifecycle.ts"
+import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
@@ -123,7 +123,7 @@ export class Operations extends Context.Service<Operations, {
             refs: users,
             input: { user_id: userId },
             refsFirst: false,
-            refusal: (current) => new InvalidStateTransition({ entity: "operation", current, required: t.from, action })
+            refusal: refuseAction("operation", t)
           })
           return {
             operation: moved.outcome.detail!,
