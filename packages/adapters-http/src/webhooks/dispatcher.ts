@@ -231,9 +231,8 @@ const make = (options: DispatcherOptions) =>
     // passed: writes of other processes), not each time a finished attempt frees a slot
     let outboxDue = true
     let lastFanOut = 0
-    if (Option.isSome(signal)) {
-      yield* signal.value.subscribe(Effect.sync(() => (outboxDue = true)).pipe(Effect.andThen(wakeUp.open), Effect.asVoid))
-    }
+    const wake = Effect.sync(() => (outboxDue = true)).pipe(Effect.andThen(wakeUp.open), Effect.asVoid)
+    if (Option.isSome(signal)) yield* signal.value.subscribe(wake)
 
     const send = (d: ClaimedDelivery): Effect.Effect<SendResult> => {
       const headers = deliveryHeaders({
@@ -407,7 +406,7 @@ const make = (options: DispatcherOptions) =>
     )
 
     return WebhookDispatcher.of({
-      wake: Effect.sync(() => (outboxDue = true)).pipe(Effect.andThen(wakeUp.open), Effect.asVoid),
+      wake,
       inFlight: Effect.sync(() => inFlight.size)
     })
   })
