@@ -9,6 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
+import { ident } from "./sql-text.ts"
 
 /** The tables requests write and read by the thousand. */
 const TABLES = ["jobs", "parts", "operations", "time_entries", "issues", "substeps", "batches", "batch_operations",
@@ -27,7 +28,7 @@ export const PlannerStatistics = {
       WHERE c.relkind = 'r' AND c.reltuples < 0 AND c.relname IN ${sql.in(TABLES)}`
     const round = Effect.gen(function*() {
       const tables = yield* pending
-      for (const t of tables) if (t.ready) yield* sql.unsafe(`ANALYZE "${t.name}"`).raw
+      for (const t of tables) if (t.ready) yield* sql.unsafe(`ANALYZE ${ident(t.name)}`).raw
       return tables.some((t) => !t.ready)
     })
     const watch = Effect.gen(function*() {

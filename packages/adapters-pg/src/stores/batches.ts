@@ -20,7 +20,7 @@ import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
-import { textArray } from "../sql-text.ts"
+import { literal, textArray } from "../sql-text.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
   WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
@@ -41,7 +41,7 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
       ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],
       ["op_prev", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id
         WHERE o.tenant_id = $1 AND o.status = ANY(${textArray(start.from)}) FOR UPDATE OF o`],
-      ["om", `UPDATE operations t SET status = '${start.to}', ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
+      ["om", `UPDATE operations t SET status = ${literal(start.to)}, ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
         FROM op_prev WHERE t.tenant_id = $1 AND t.id = op_prev.id
         RETURNING t.*, operations_json(t) AS json, op_prev.status AS previous`],
       ["te_open", `INSERT INTO time_entries (tenant_id, id, operation_id, user_id, batch_id, start_time)
