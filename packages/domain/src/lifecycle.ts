@@ -2,7 +2,7 @@
 // effects the store applies in the same guarded UPDATE.
 import * as Effect from "effect/Effect"
 import { InvalidStateTransition, NotFound } from "./errors.ts"
-import type { EventPlan, EventType } from "./events.ts"
+import { type EventPlan, eventPlan, type EventType } from "./events.ts"
 import type { JsonText } from "./json.ts"
 import type { ReferenceTable } from "./ports.ts"
 import { checkOwner, label, missingReferenceDetails, type Reference } from "./references.ts"
@@ -89,6 +89,12 @@ export const runAction = <S extends string, A extends string, T, E>(o: Mover<S, 
 
 /** An event of a move: with `move`, the payload carries previous_status and new_status. */
 export type MoveEvent = EventPlan & { readonly move: boolean }
+
+/** An event of a move plan (`move`: with the statuses of the move, docs/events.md). */
+export const moveEvent = (type: EventType, move = true): MoveEvent => ({ ...eventPlan(type), move })
+
+/** The events of a lifecycle row: its own event, with the statuses of the move. */
+export const rowEvents = (t: { readonly event?: EventType | undefined }): Array<MoveEvent> => [moveEvent(t.event!)]
 
 /** One case of a move plan: from these statuses, these stamps, effects and events. */
 export interface MoveCase {

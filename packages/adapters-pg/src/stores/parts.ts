@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { eventPlan, type Part, type PartListQuery, PartStore } from "@mes/domain"
+import { moveEvent, type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
@@ -62,7 +62,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     get,
     read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id),
     patch: (tenantId, id, changes, refs) =>
-      writes.patch(tenantId, id, changes, [{ ...eventPlan("part.updated"), move: false }], refs).pipe(mapConstraints),
+      writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs).pipe(mapConstraints),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     idsByNumber: (tenantId, jobId, numbers) =>
       sql<{ id: string; part_number: string }>`

@@ -1,14 +1,14 @@
 // Batches (spec 2.6, 3.3, 4.6): CRUD and the batch lifecycle. Starting a batch starts its
 // operations and opens the operator's time entries; stopping it completes them and shares the
 // tracked time across them (distributeBatchTime), all in one transaction.
-import { batchEvent, emitter, eventPlan, operationEvent, Outbox, rollUpEvents } from "../events.ts"
+import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, refuseAction, runAction, settleMove, type Transition } from "../lifecycle.ts"
+import { actionPlan, refuseAction, rowEvents, runAction, settleMove, type Transition } from "../lifecycle.ts"
 import { completeFromAnyState } from "../operations/lifecycle.ts"
 import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
@@ -117,7 +117,7 @@ export class Batches extends Context.Service<Batches, {
         const tenant = yield* CurrentTenant
         const { operator_id } = yield* decodeStart(raw ?? {})
         const t = batchMachine.find((r) => r.action === "start")!
-        const plan = actionPlan(batchMachine, "start", () => [{ ...eventPlan("batch.started"), move: true }], operator_id != null ? { operator_id } : {})
+        const plan = actionPlan(batchMachine, "start", rowEvents, operator_id != null ? { operator_id } : {})
         const refs: Array<Reference> = operator_id != null ? [{ table: "profiles", id: operator_id, path: ["operator_id"] }] : []
         const outcome = yield* store.start(tenant.id, id, plan, { operatorId: operator_id ?? null, refs: checkedReferences(refs) })
         const moved = yield* settleMove({

@@ -3,10 +3,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, settleMove } from "../lifecycle.ts"
+import { actionPlan, moveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, rowEvents, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { eventPlan, type EventType } from "../events.ts"
+import { eventPlan } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
@@ -135,7 +135,6 @@ export class Jobs extends Context.Service<Jobs, {
       }).pipe(withRefs)
 
     /** The event of a lifecycle row: job.completed as spec 6.2, the others as docs/events.md. */
-    const moveEvents = (t: { readonly event?: EventType | undefined }): Array<MoveEvent> => [{ ...eventPlan(t.event!), move: true }]
 
     /** The 409 a refused PATCH status names: the current status and those a move to target needs. */
     const move = (id: string, plan: MovePlan, refusal: (current: string) => InvalidStateTransition, refs: ReadonlyArray<Reference> = [], input: unknown = {}) =>
@@ -161,11 +160,11 @@ export class Jobs extends Context.Service<Jobs, {
         const refs: Array<Reference> = patch.current_cell_id != null ? [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }] : []
         const { status, ...changes } = patch
         if (status === undefined) {
-          const outcome = yield* store.patch(tenant.id, id, changes, [{ ...eventPlan("job.updated"), move: false }], checkedReferences(refs))
+          const outcome = yield* store.patch(tenant.id, id, changes, [moveEvent("job.updated", false)], checkedReferences(refs))
           return yield* settlePatch({ table: "jobs", id, root: "job", input, refs }, outcome)
         }
         // DECISIONS: a status change is a move of the job lifecycle, with its side effects and event
-        const plan = patchPlan(jobMachine, status, (t) => [{ ...eventPlan("job.updated"), move: false }, ...moveEvents(t)], changes)
+        const plan = patchPlan(jobMachine, status, (t) => [moveEvent("job.updated", false), ...rowEvents(t)], changes)
         const moved = yield* move(id, plan, (current) => refuseMove(jobMachine, "job", current as JobStatus, status), refs, input)
         return moved.record
       })
@@ -177,7 +176,7 @@ export class Jobs extends Context.Service<Jobs, {
       update,
       transition: (id, action) =>
         Effect.gen(function*() {
-          const plan = actionPlan(jobMachine, action, moveEvents)
+          const plan = actionPlan(jobMachine, action, rowEvents)
           const t = jobMachine.find((r) => r.action === action)!
           const moved = yield* move(id, plan, refuseAction("job", t))
           return { job: moved.record, action, previous_status: moved.previous as JobStatus, new_status: t.to }

@@ -1,12 +1,11 @@
 // Operations: standalone create, list, read, update, delete (spec 4.3).
-import { eventPlan, type EventType } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BadRequest, Conflict, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
 import { InvalidStateTransition } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
-import { actionPlan, type MoveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, settleMove } from "../lifecycle.ts"
+import { actionPlan, type MovePlan, patchPlan, refuseAction, refuseMove, rowEvents, settleMove } from "../lifecycle.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
@@ -82,8 +81,6 @@ export class Operations extends Context.Service<Operations, {
       return out
     }
 
-    /** The event of a lifecycle row, with the statuses of the move (docs/events.md). */
-    const moveEvents = (t: { readonly event?: EventType | undefined }): Array<MoveEvent> => [{ ...eventPlan(t.event!), move: true }]
 
     /** Runs a move plan as one statement and answers it: the moved operation, or 404 / 403 / 409 / 422. */
     const move = (
@@ -118,7 +115,7 @@ export class Operations extends Context.Service<Operations, {
           const opens = (t.effects ?? []).includes(OPEN_TIME_ENTRY)
           // spec 7.4: a wrong state (409) is answered before a user of another tenant (422)
           const users: Array<Reference> = opens && userId !== undefined ? [{ table: "profiles", id: userId, path: ["user_id"] }] : []
-          const moved = yield* move(id, actionPlan(operationMachine, action, moveEvents), {
+          const moved = yield* move(id, actionPlan(operationMachine, action, rowEvents), {
             userId: opens ? userId : undefined,
             refs: users,
             input: { user_id: userId },
@@ -164,8 +161,8 @@ export class Operations extends Context.Service<Operations, {
           }
           // status changes are lifecycle moves with their effects (spec 3.2); completed from any state
           const plan = status === "completed"
-            ? actionPlan([completeFromAnyState], "complete", moveEvents, changes)
-            : patchPlan(operationMachine, status, moveEvents, changes)
+            ? actionPlan([completeFromAnyState], "complete", rowEvents, changes)
+            : patchPlan(operationMachine, status, rowEvents, changes)
           const moved = yield* move(id, plan, {
             userId: undefined,
             refs: refs(input),
