@@ -27,15 +27,19 @@ export interface CheckedReference {
 }
 
 /**
- * Everything a nested job create writes, planned by the domain: the rows with their ids (operations
- * may name a cell by `cell_name`), the references to check, and the events with their shapes.
+ * A job with its parts and operations as the domain plans them: the rows with their ids (operations
+ * may name a cell by `cell_name`), and the references and cell names to check in the tenant.
  */
-export interface NestedJobPlan {
+export interface JobRowsPlan {
   readonly job: NewRow<Job>
   readonly parts: ReadonlyArray<NewRow<Part>>
   readonly operations: ReadonlyArray<NestedOperation>
   readonly refs: ReadonlyArray<CheckedReference>
   readonly cellNames: ReadonlyArray<string>
+}
+
+/** Everything a nested job create writes: the rows, and the events with their shapes. */
+export interface NestedJobPlan extends JobRowsPlan {
   readonly events: { readonly job: EventPlan; readonly part: EventPlan }
 }
 
@@ -53,15 +57,10 @@ export type NestedJobResult =
 
 /**
  * A job sync as the domain plans it: the rows with ids of their own (the store keeps the stored ids
- * of rows that exist by external key, and maps the plan's ids onto them), the references and cell
- * names to check, and `dryRun` to only check (the request is refused already and wants every reason).
+ * of rows that exist by external key, and maps the plan's ids onto them), and `dryRun` to only check
+ * (the request is refused already and wants every reason).
  */
-export interface JobSyncPlan {
-  readonly job: NewRow<Job>
-  readonly parts: ReadonlyArray<NewRow<Part>>
-  readonly operations: ReadonlyArray<NestedOperation>
-  readonly refs: ReadonlyArray<CheckedReference>
-  readonly cellNames: ReadonlyArray<string>
+export interface JobSyncPlan extends JobRowsPlan {
   readonly dryRun: boolean
 }
 
