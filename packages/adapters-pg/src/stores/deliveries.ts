@@ -20,7 +20,7 @@ WITH ev AS (
   INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, next_attempt_at)
   SELECT ev.tenant_id, mes_uuid7(), w.id, ev.event_id, ev.event_type,
     '{"event_type":' || to_json(ev.event_type)::text ||
-    ',"timestamp":"' || to_char(ev.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
+    ',"timestamp":"' || mes_ts(ev.occurred_at) ||
     '","tenant_id":"' || ev.tenant_id::text ||
     '","data":' || ev.data::text || '}',
     -- distinct, increasing in event order: due deliveries are claimed oldest event first
