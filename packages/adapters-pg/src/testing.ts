@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import * as Redacted from "effect/Redacted"
 import { type Database, pglite, postgres, withMigrations } from "./client.ts"
 
-const freshPostgres = (url: string): Layer.Layer<Database, unknown> =>
+const freshPostgres = (url: string, pool: { readonly pipeline?: number }): Layer.Layer<Database, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
     const name = `mes_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
     const admin = PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
@@ -19,13 +19,16 @@ const freshPostgres = (url: string): Layer.Layer<Database, unknown> =>
     yield* Effect.acquireRelease(run(`CREATE DATABASE ${name}`), () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
     const u = new URL(url)
     u.pathname = `/${name}`
-    return postgres(u.toString())
+    return postgres(u.toString(), pool)
   }))
 
-/** A migrated database for one test file. */
-export const testDatabase = (): Layer.Layer<Database, unknown> => {
+/**
+ * A migrated database for one test file. `pipeline: 1` gives every concurrent statement on
+ * PostgreSQL a connection of its own (pipelined statements of one connection run one after another).
+ */
+export const testDatabase = (pool: { readonly pipeline?: number } = {}): Layer.Layer<Database, unknown> => {
   const url = process.env.DATABASE_URL
-  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url) : pglite())
+  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url, pool) : pglite())
 }
 
 export const testDatabaseKind = (): "postgres" | "pglite" =>

@@ -35,7 +35,9 @@ const sort = { created_at: "b.created_at", batch_number: "b.batch_number", statu
 const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
   if (!plan.cases.some((c) => c.effects.includes(START_OPERATIONS))) return {}
   const start = operationMachine.find((t) => t.action === "start")!
-  const rolled = rollUp(catalog, "om", "SELECT o2.part_id FROM operations o2 JOIN bo ON bo.id = o2.id WHERE o2.tenant_id = $1")
+  const rolled = rollUp(catalog, "om", "SELECT o2.part_id FROM operations o2 JOIN bo ON bo.id = o2.id WHERE o2.tenant_id = $1", {
+    completes: start.to === "completed"
+  })
   return {
     ctes: [
       ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],

@@ -60,7 +60,7 @@ const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: Mov
       FROM m WHERE e.tenant_id = $1 AND e.operation_id = m.id AND e.end_time IS NULL AND m.previous = ANY(${textArray(closing)})
       RETURNING e.id`])
   }
-  const rolled = rollUp(catalog, "m", "SELECT m.part_id FROM m")
+  const rolled = rollUp(catalog, "m", "SELECT m.part_id FROM m", { completes: plan.to === "completed" })
   ctes.push(...rolled.ctes)
   const ended = closing.length > 0 ? "EXISTS (SELECT 1 FROM te_close)" : "false"
   return {

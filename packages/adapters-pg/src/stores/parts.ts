@@ -8,7 +8,7 @@ import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
 import { ancestors, insertRows, withoutDoc } from "../rows.ts"
 import { recordWrites } from "../moves.ts"
-import { rolledUpStatus } from "../rollup.ts"
+import { completionRollUpSql } from "../rollup.ts"
 import { shapeKey, statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
@@ -87,18 +87,11 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     rollUp: (tenantId, partIds) =>
       partIds.length === 0
         ? Effect.succeed([])
-        : sql.unsafe<Part & { previous: string }>(
-          `WITH locked AS (
-             SELECT p.id, p.status FROM parts p WHERE p.tenant_id = $1 AND p.id = ANY($2::uuid[]) FOR UPDATE
-           ), target AS (
-             SELECT l.id, l.status AS previous, ${rolledUpStatus("o.status", "l.status")} AS status
-             FROM locked l JOIN operations o ON o.tenant_id = $1 AND o.part_id = l.id GROUP BY l.id, l.status
-           )
-           UPDATE parts p SET status = target.status, updated_at = now()
-           FROM target WHERE p.tenant_id = $1 AND p.id = target.id AND p.status <> target.status
-           RETURNING p.*, target.previous`,
-          [tenantId, uuidArray(partIds)]
-        ).pipe(Effect.map((rows) => rows.map(withoutDoc)), Effect.orDie),
+        // the operations were completed by an earlier statement of the caller's transaction (batch stop)
+        : sql.unsafe<Part & { previous: string }>(completionRollUpSql("$2::uuid[]", "SELECT NULL::uuid AS id, NULL::text AS status WHERE false"), [
+          tenantId,
+          uuidArray(partIds)
+        ]).pipe(Effect.map((rows) => rows.map(withoutDoc)), Effect.orDie),
     byExternalIds: (tenantId, source, externalIds) =>
       externalIds.length === 0
         ? Effect.succeed([])
