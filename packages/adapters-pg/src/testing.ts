@@ -23,12 +23,13 @@ const freshPostgres = (url: string, pool: { readonly pipeline?: number }): Layer
   }))
 
 /**
- * A migrated database for one test file. `pipeline: 1` gives every concurrent statement on
- * PostgreSQL a connection of its own (pipelined statements of one connection run one after another).
+ * A migrated database for one test file. On PostgreSQL every concurrent statement gets a connection
+ * of its own unless `pipeline` says otherwise: statements pipelined on one connection run one after
+ * another, which would hide the races the tests provoke.
  */
 export const testDatabase = (pool: { readonly pipeline?: number } = {}): Layer.Layer<Database, unknown> => {
   const url = process.env.DATABASE_URL
-  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url, pool) : pglite())
+  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url, { pipeline: pool.pipeline ?? 1 }) : pglite())
 }
 
 export const testDatabaseKind = (): "postgres" | "pglite" =>

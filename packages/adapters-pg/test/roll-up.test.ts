@@ -17,8 +17,8 @@ beforeAll(async () => {
   const app = DomainLive.pipe(
     Layer.provideMerge(StoresPg),
     Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
-    // every request on a connection of its own, as under load
-    Layer.provideMerge(testDatabase({ pipeline: 1 }))
+    // every request on a connection of its own (testDatabase's default), as under load
+    Layer.provideMerge(testDatabase())
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   run = (effect) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<any, any>)
