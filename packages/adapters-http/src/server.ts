@@ -9,7 +9,18 @@ import * as Option from "effect/Option"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
-import { CurrentTenant, decodeListQuery, type DomainError, encodeJson, isUuid, jsonText, type ListSpec, Tenants } from "@mes/domain"
+import {
+  CurrentTenant,
+  decodeListQuery,
+  type DomainError,
+  encodeJson,
+  isUuid,
+  jsonText,
+  type ListSpec,
+  MAX_INPUT_DEPTH,
+  nestsDeeperThan,
+  Tenants
+} from "@mes/domain"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
@@ -91,11 +102,13 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
     )
     if (Option.isNone(text)) return { tooLarge: true as const }
     if (text.value.trim() === "") return { body: undefined }
+    let body: unknown
     try {
-      return { body: JSON.parse(text.value) as unknown }
+      body = JSON.parse(text.value)
     } catch {
       return { malformed: true as const }
     }
+    return nestsDeeperThan(body, MAX_INPUT_DEPTH) ? { tooDeep: true as const } : { body }
   })
 
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */
@@ -136,6 +149,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
           }
           // spec 7.4: malformed JSON is 400 even before authentication
           if ("malformed" in read) return fail(400, "BAD_REQUEST", "Request body is not valid JSON")
+          if ("tooDeep" in read) return fail(400, "BAD_REQUEST", `Request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`)
           body = read.body
         }
         const query = queryOf(request.url)

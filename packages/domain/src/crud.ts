@@ -8,7 +8,7 @@ import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.t
 import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import type { JsonText } from "./json.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, label, missingReferenceDetails, type Reference } from "./references.ts"
-import { decodeInput, decodePatchInput, failIfAny, validationFailed } from "./validation.ts"
+import { decodeInput, decodePatchInput, failIfAny, validationFailed, isNameCandidate } from "./validation.ts"
 
 /** A record looked up by id in one query: who owns it, and its JSON when that is the caller's tenant. */
 export interface Owned<A> {
@@ -119,6 +119,8 @@ export const makeCrud = <T>(o: {
   readonly entity: string
   readonly table: ReferenceTable
   readonly create: Schema.Struct<any> & { readonly DecodingServices: never }
+  /** The record a create makes: its fields that `create` does not take are refused on create. */
+  readonly record: Schema.Struct<any>
   readonly patch: Schema.Struct<any> & { readonly DecodingServices: never }
   readonly listSpec: ListSpec<Record<string, FilterKind>, string>
   /** The field unique per tenant, if any; a duplicate is 409 even when other fields are invalid (spec 7.4). */
@@ -129,7 +131,7 @@ export const makeCrud = <T>(o: {
   readonly references: References["Service"]
 }): Crud<T> => {
   const { store } = o
-  const decodeCreate = decodeInput(o.create, o.entity)
+  const decodeCreate = decodeInput(o.create, o.entity, { record: o.record })
   const decodePatch = decodePatchInput(o.patch, o.entity)
   const withRefs = Effect.provideService(References, o.references)
 
@@ -139,7 +141,7 @@ export const makeCrud = <T>(o: {
       const tenant = yield* CurrentTenant
       const unique = o.unique
       const value = unique === undefined ? undefined : (input as Record<string, unknown> | null)?.[unique]
-      if (typeof value === "string" && value.length > 0 && value.length <= 255 && (yield* store.taken(tenant.id, value, exceptId))) {
+      if (isNameCandidate(value) && (yield* store.taken(tenant.id, value, exceptId))) {
         return yield* new Conflict({ message: `a ${o.entity} with ${unique} ${value} already exists`, field: unique! })
       }
       return yield* e

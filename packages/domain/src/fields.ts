@@ -16,8 +16,11 @@ export const Uuid = Schema.String.check(Schema.isUUID())
 export const Text = Schema.String
 export const Name255 = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
 export const Max255 = Schema.String.check(Schema.isMaxLength(255))
-export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-export const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+/** The range of PostgreSQL `integer`: a larger value is a MAX_VALUE detail, not a database error. */
+export const INT4_MAX = 2147483647
+export const Int32 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(-INT4_MAX - 1), Schema.isLessThanOrEqualTo(INT4_MAX))
+export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(INT4_MAX))
+export const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(INT4_MAX))
 export const NonNegativeNumber = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
 export const Percentage = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(100))
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)

@@ -2,11 +2,11 @@
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Uuid } from "./fields.ts"
+import { INT4_MAX, Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
 import type { JsonSlice } from "./json.ts"
-import { detail, failIfAny, type ValidationDetail } from "./validation.ts"
+import { detail, failIfAny, isStorableText, type ValidationDetail } from "./validation.ts"
 
 export type FilterKind =
   | { readonly kind: "text" }
@@ -69,6 +69,9 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
 ): Effect.Effect<ListQuery<F, S>, BadRequest | import("./errors.ts").ValidationFailed> =>
   Effect.gen(function*() {
     const raw: Record<string, string> = { ...input }
+    for (const [name, v] of Object.entries(raw)) {
+      if (!isStorableText(v)) return yield* new BadRequest({ message: `query parameter ${name} contains a NUL character or an unpaired surrogate` })
+    }
     for (const [alias, canonical] of Object.entries(spec.aliases ?? {})) {
       if (raw[alias] !== undefined && raw[canonical] === undefined) raw[canonical] = raw[alias]
     }
@@ -81,6 +84,7 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
     if (limit < 1) bad("limit", "MIN_VALUE", "limit must be at least 1", limit)
     if (limit > 1000) bad("limit", "MAX_VALUE", "limit must be at most 1000", limit)
     if (offset < 0) bad("offset", "MIN_VALUE", "offset must be at least 0", offset)
+    if (offset > INT4_MAX) bad("offset", "MAX_VALUE", `offset must be at most ${INT4_MAX}`, offset)
 
     const filters: Record<string, unknown> = {}
     for (const [name, kind] of Object.entries(spec.filters)) {
@@ -94,9 +98,13 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
           if (!isUuid(v)) return yield* new BadRequest({ message: `query parameter ${name} must be a UUID` })
           filters[name] = v.toLowerCase()
           break
-        case "int":
-          filters[name] = yield* parseInt10(name, v)
+        case "int": {
+          const n = yield* parseInt10(name, v)
+          // integer columns: a value beyond their range matches nothing, but PostgreSQL would refuse it
+          if (Math.abs(n) > INT4_MAX) bad(name, n > 0 ? "MAX_VALUE" : "MIN_VALUE", `${name} must be between ${-INT4_MAX - 1} and ${INT4_MAX}`, n)
+          else filters[name] = n
           break
+        }
         case "bool":
           if (v !== "true" && v !== "false") return yield* new BadRequest({ message: `query parameter ${name} must be true or false` })
           filters[name] = v === "true"

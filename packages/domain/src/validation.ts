@@ -217,9 +217,67 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
   })
 }
 
+// NUL, and UTF-16 halves without their other half: PostgreSQL's text, json and jsonb cannot hold them
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** False for a string PostgreSQL cannot store (a NUL character or an unpaired surrogate). */
+export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s)
+
+/** A value worth looking up in a unique name column: a storable string of 1 to 255 characters. */
+export const isNameCandidate = (v: unknown): v is string =>
+  typeof v === "string" && v.length > 0 && v.length <= 255 && isStorableText(v)
+
+/** Deeper input is not searched for strings (the HTTP layer refuses bodies nested deeper with 400). */
+export const MAX_INPUT_DEPTH = 64
+
+/** True when arrays and objects nest deeper than `max` levels; iterative, stops at the first such branch. */
+export const nestsDeeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (v === null || typeof v !== "object") continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+/**
+ * One detail (PATTERN_MISMATCH, with the field's path) for every string of the input, key or value, that
+ * PostgreSQL cannot store; iterative, so hostile nesting cannot exhaust the stack.
+ */
+export const unstorableDetails = (root: string, input: unknown): Array<ValidationDetail> => {
+  const out: Array<ValidationDetail> = []
+  const stack: Array<[unknown, Path]> = [[input, []]]
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!
+    if (typeof v === "string") {
+      if (!isStorableText(v)) {
+        out.push(detail(root, input, path, "PATTERN_MISMATCH", `${formatPath(path) || root} contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate)`, v))
+      }
+    } else if (v !== null && typeof v === "object" && path.length < MAX_INPUT_DEPTH) {
+      if (Array.isArray(v)) {
+        for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], [...path, i]])
+      } else {
+        const keys = Object.keys(v)
+        for (let i = keys.length - 1; i >= 0; i--) {
+          const k = keys[i]!
+          if (!isStorableText(k)) {
+            out.push(detail(root, input, [...path, k], "PATTERN_MISMATCH", `a field name contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate)`, k))
+          } else stack.push([(v as Record<string, unknown>)[k], [...path, k]])
+        }
+      }
+    }
+  }
+  return out
+}
+
 /** Decodes a PATCH body: the schema's fields only, unknown keys are errors. */
 export const decodePatchInput = <S extends Schema.Struct<any> & { readonly DecodingServices: never }>(schema: S, root: string) =>
   decodeInput(schema, root, { onlyKeys: Object.keys(schema.fields) })
+
 
 /**
  * Decodes untrusted input against a schema, collecting every problem as spec 7.3 details.
@@ -228,9 +286,15 @@ export const decodePatchInput = <S extends Schema.Struct<any> & { readonly Decod
 export const decodeInput = <S extends Schema.Top & { readonly DecodingServices: never }>(
   schema: S,
   root: string,
-  options: { readonly onlyKeys?: ReadonlyArray<string> } = {}
+  options: {
+    readonly onlyKeys?: ReadonlyArray<string>
+    /** The record a create makes: its fields that the create schema does not take are refused, as PATCH refuses them. */
+    readonly record?: Schema.Struct<any>
+  } = {}
 ) => {
   const decode = Schema.decodeUnknownExit(schema as any)
+  const settable = "fields" in schema ? Object.keys((schema as unknown as Schema.Struct<any>).fields) : []
+  const notSettable = options.record === undefined ? [] : Object.keys(options.record.fields).filter((k) => !settable.includes(k))
   return (input: unknown): Effect.Effect<S["Type"], ValidationFailed> => {
     if (input === null || typeof input !== "object" || Array.isArray(input)) {
       return Effect.fail(
@@ -240,11 +304,15 @@ export const decodeInput = <S extends Schema.Top & { readonly DecodingServices: 
       )
     }
     // PATCH bodies may only name updatable fields (spec 4.1-4.3 "allowed fields")
-    const extra = options.onlyKeys === undefined
+    const extra: Array<ValidationDetail> = options.onlyKeys === undefined
       ? []
       : Object.keys(input).filter((k) => !options.onlyKeys!.includes(k)).map((k) =>
         detail(root, input, [k], "ENUM_CONSTRAINT", `${k} cannot be updated; updatable fields: ${options.onlyKeys!.join(", ")}`)
       )
+    for (const k of notSettable) {
+      if (k in input) extra.push(detail(root, input, [k], "ENUM_CONSTRAINT", `${k} cannot be set on create; settable fields: ${settable.join(", ")}`))
+    }
+    extra.push(...unstorableDetails(root, input))
     const exit = decode(input, { errors: "all" }) as Exit.Exit<S["Type"], Schema.SchemaError>
     if (Exit.isSuccess(exit)) return extra.length === 0 ? Effect.succeed(exit.value) : Effect.fail(validationFailed(root, extra))
     const err = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: Schema.SchemaError } | undefined

@@ -8,14 +8,17 @@ import {
   detail,
   formatPath,
   IsoDate,
+  isStorableText,
   issueDetails,
   JobCreate,
   JobPatch,
+  nestsDeeperThan,
   normalizeJobInput,
   OperationCreate,
   OperationPatch,
   PartCreate,
   renameAliases,
+  unstorableDetails,
   type ValidationDetail,
   ValidationFailed
 } from "../src/index.ts"
@@ -530,5 +533,39 @@ describe("renameAliases", () => {
     expect(decoded.notes).toBe("rush")
     expect(decoded.parts[0]!.operations[0]!.estimated_time_minutes).toBe(12)
     expect(decoded.parts[0]!.operations[0]!.notes).toBe("go")
+  })
+})
+
+describe("input PostgreSQL cannot store (issue 8)", () => {
+  it("isStorableText refuses NUL and unpaired surrogates, and keeps surrogate pairs", () => {
+    expect(isStorableText("plain ü €")).toBe(true)
+    expect(isStorableText("rocket \ud83d\ude80")).toBe(true)
+    expect(isStorableText("a\u0000b")).toBe(false)
+    expect(isStorableText("\ud83d")).toBe(false)
+    expect(isStorableText("\ude80x")).toBe(false)
+    expect(isStorableText("\ude80\ud83d")).toBe(false)
+  })
+
+  it("unstorableDetails names every bad value and key by its path, with the entity of nested arrays", () => {
+    const input = { job_number: "ok", parts: [{ notes: "x", operations: [{ notes: "\u0000" }] }], metadata: { "k\ud800": 1 } }
+    const details = unstorableDetails("job", input)
+    expect(details.map((d) => [d.field, d.constraint, d.entityType, d.entityIndex])).toEqual([
+      ["parts[0].operations[0].notes", "PATTERN_MISMATCH", "operation", 0],
+      ["metadata.k\ud800", "PATTERN_MISMATCH", "job", 0]
+    ])
+  })
+
+  it("nestsDeeperThan counts arrays and objects, iteratively", () => {
+    const deep = JSON.parse("[".repeat(100_000) + "]".repeat(100_000))
+    expect(nestsDeeperThan(deep, 64)).toBe(true)
+    expect(nestsDeeperThan({ a: [{ b: [1] }] }, 4)).toBe(false)
+    expect(nestsDeeperThan({ a: [{ b: [1] }] }, 3)).toBe(true)
+    expect(nestsDeeperThan("text", 0)).toBe(false)
+  })
+
+  it("decodeInput reports unstorable strings together with the schema's problems", () => {
+    const exit = Effect.runSyncExit(decodeInput(OperationCreate, "operation")({ part_id: "nope", operation_name: "a\u0000" }))
+    const fields = Exit.isFailure(exit) ? (exit.cause.reasons[0] as any).error.details.map((d: ValidationDetail) => `${d.field}:${d.constraint}`) : []
+    expect(fields).toEqual(expect.arrayContaining(["operation_name:PATTERN_MISMATCH", "part_id:UUID_FORMAT"]))
   })
 })

@@ -16,10 +16,10 @@ import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
 import { addOperationsFrom, type BatchAction, batchMachine, COMPLETE_OPERATIONS } from "./lifecycle.ts"
-import { AddOperations, type Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
+import { AddOperations, Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
 import { BatchStore } from "./store.ts"
 import { distributeBatchTime } from "./time-shares.ts"
 
@@ -64,7 +64,7 @@ export class Batches extends Context.Service<Batches, {
     const tx = yield* Tx
     const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(BatchCreate, "batch")
+    const decodeCreate = decodeInput(BatchCreate, "batch", { record: Batch })
     const decodePatch = decodePatchInput(BatchPatch, "batch")
     const decodeStart = decodeInput(BatchStart, "batch")
     const decodeAdd = decodeInput(AddOperations, "batch")
@@ -184,7 +184,7 @@ export class Batches extends Context.Service<Batches, {
           const input = yield* decodeCreate(raw).pipe(Effect.catchTag("ValidationFailed", (e) => {
             // spec 7.4: a duplicate batch_number is 409 even when other fields are invalid
             const n = (raw as { batch_number?: unknown } | null)?.batch_number
-            return typeof n === "string" && n.length > 0 && n.length <= 255
+            return isNameCandidate(n)
               ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((t) => Effect.fail(t ? new Conflict({ message: `batch_number ${n} already exists`, field: "batch_number" }) : e)))
               : Effect.fail(e)
           }))

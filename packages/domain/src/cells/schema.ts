@@ -1,11 +1,11 @@
 // Work cells (spec 2.9, 4.12): standard CRUD; operations reference them by id or name.
 import * as Schema from "effect/Schema"
-import { Name255, opt, optNull, Uuid } from "../fields.ts"
+import { Int32, Name255, opt, optNull, Uuid } from "../fields.ts"
 import { bool, text, uuid, type ListSpec } from "../query.ts"
 
 const cellFields = {
   color: optNull(Schema.String.check(Schema.isMaxLength(64))),
-  sequence: optNull(Schema.Int),
+  sequence: optNull(Int32),
   active: opt(Schema.Boolean),
   external_id: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))),
   external_source: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)))

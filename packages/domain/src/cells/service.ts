@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { References } from "../ports.ts"
-import { type Cell, CellCreate, cellListSpec, CellPatch } from "./schema.ts"
+import { Cell, CellCreate, cellListSpec, CellPatch } from "./schema.ts"
 
 export class CellStore extends Context.Service<CellStore, CrudStore<Cell>>()("mes/domain/CellStore") {}
 
@@ -15,6 +15,7 @@ export class Cells extends Context.Service<Cells, Crud<Cell>>()("mes/domain/Cell
       entity: "cell",
       table: "cells",
       create: CellCreate,
+      record: Cell,
       patch: CellPatch,
       listSpec: cellListSpec,
       unique: "name",

@@ -14,7 +14,7 @@ import { checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
 import {
   formatNcrNumber,
-  type Issue,
+  Issue,
   issueAliases,
   IssueCreate,
   issueListSpec,
@@ -60,7 +60,7 @@ export class Issues extends Context.Service<Issues, {
     const tx = yield* Tx
     const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(IssueCreate, ENTITY)
+    const decodeCreate = decodeInput(IssueCreate, ENTITY, { record: Issue })
     const decodePatch = decodePatchInput(IssuePatch, ENTITY)
 
     /** spec 7.4: a duplicate ncr_number is 409 even when other fields are invalid. */

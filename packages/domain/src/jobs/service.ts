@@ -10,12 +10,12 @@ import { eventPlan } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, validationFailed } from "../validation.ts"
+import { decodeInput, decodePatchInput, validationFailed, isNameCandidate } from "../validation.ts"
 import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
 import { type JobAction, jobMachine } from "./lifecycle.ts"
 import { checkCellNames, distinctCellNames, planNested, unknownCellNames } from "./nested.ts"
-import { type Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
+import { Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
 import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
 
 /** The answer of a nested create (DECISIONS: data.job plus the spec's flat form). */
@@ -76,7 +76,7 @@ export class Jobs extends Context.Service<Jobs, {
     const store = yield* JobStore
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(JobCreate, "job")
+    const decodeCreate = decodeInput(JobCreate, "job", { record: Job })
     const decodePatch = decodePatchInput(JobPatch, "job")
 
     const jobNumberConflict = (jobNumber: string) =>
@@ -89,8 +89,8 @@ export class Jobs extends Context.Service<Jobs, {
         const decoded = yield* decodeCreate(input).pipe(
           Effect.catchTag("ValidationFailed", (e) => {
             // spec 7.4 / DECISIONS: a duplicate job_number is 409 even when other fields are invalid
-            const n = (input as { job_number?: unknown }).job_number
-            return typeof n === "string" && n.length > 0 && n.length <= 255
+            const n = (input as { job_number?: unknown } | null)?.job_number
+            return isNameCandidate(n)
               ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((taken) => Effect.fail(taken ? jobNumberConflict(n) : e)))
               : Effect.fail(e)
           })

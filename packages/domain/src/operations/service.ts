@@ -19,7 +19,7 @@ import {
   OPEN_TIME_ENTRY,
   type OperationState
 } from "./lifecycle.ts"
-import { type Operation, operationAliases, OperationCreate, operationListSpec, OperationPatch } from "./schema.ts"
+import { Operation, operationAliases, OperationCreate, operationListSpec, OperationPatch } from "./schema.ts"
 import { type OperationContext, OperationStore } from "./store.ts"
 
 type Services = CurrentTenant
@@ -71,7 +71,7 @@ export class Operations extends Context.Service<Operations, {
     const store = yield* OperationStore
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(OperationCreate, "operation")
+    const decodeCreate = decodeInput(OperationCreate, "operation", { record: Operation })
     const decodePatch = decodePatchInput(OperationPatch, "operation")
 
     const refs = (input: { cell_id?: string | null | undefined; assigned_operator_id?: string | null | undefined }) => {

@@ -12,7 +12,7 @@ import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
 import { TenantStore } from "../tenants/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
-import { type Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
+import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
 
 type Services = CurrentTenant
@@ -69,7 +69,7 @@ export class Parts extends Context.Service<Parts, {
     const emit = emitter(yield* Outbox)
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
-    const decodeCreate = decodeInput(PartCreate, "part")
+    const decodeCreate = decodeInput(PartCreate, "part", { record: Part })
     const decodePatch = decodePatchInput(PartPatch, "part")
 
     const cellRef = (cell: string | null | undefined): Array<Reference> =>

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { References } from "../ports.ts"
-import { type Profile, ProfileCreate, profileListSpec, ProfilePatch } from "./schema.ts"
+import { Profile, ProfileCreate, profileListSpec, ProfilePatch } from "./schema.ts"
 
 export class ProfileStore extends Context.Service<ProfileStore, CrudStore<Profile>>()("mes/domain/ProfileStore") {}
 
@@ -15,6 +15,7 @@ export class Profiles extends Context.Service<Profiles, Crud<Profile>>()("mes/do
       entity: "profile",
       table: "profiles",
       create: ProfileCreate,
+      record: Profile,
       patch: ProfilePatch,
       listSpec: profileListSpec,
       unique: "email",

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
 import { emitter, Outbox, stepEvent } from "../events.ts"
 import { CurrentTenant, References, Tx } from "../ports.ts"
-import { type Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./schema.ts"
+import { Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./schema.ts"
 
 /**
  * Plain CRUD storage, plus: `completed_at` follows `completed` in the same statement. An insert or
@@ -28,6 +28,7 @@ export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/do
       entity: "substep",
       table: "substeps",
       create: SubstepCreate,
+      record: Substep,
       patch: SubstepPatch,
       listSpec: substepListSpec,
       refs: (input: { operation_id?: string }) =>

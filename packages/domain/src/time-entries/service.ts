@@ -10,7 +10,7 @@ import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
-import { type TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
+import { TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
 import { TimeEntryStore } from "./store.ts"
 
 type Services = CurrentTenant
@@ -34,7 +34,7 @@ export class TimeEntries extends Context.Service<TimeEntries, {
     const references = yield* References
     const tx = yield* Tx
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(TimeEntryCreate, "time_entry")
+    const decodeCreate = decodeInput(TimeEntryCreate, "time_entry", { record: TimeEntry })
     const decodePatch = decodePatchInput(TimeEntryPatch, "time_entry")
     const userRef = (user: string | null | undefined): Array<Reference> =>
       user == null ? [] : [{ table: "profiles", id: user, path: ["user_id"] }]

@@ -15,7 +15,7 @@ import {
   type DeliveryQueued,
   isHttpUrl,
   TEST_EVENT_TYPE,
-  type Webhook,
+  Webhook,
   WebhookCreate,
   webhookListSpec,
   type WebhookLog,
@@ -82,7 +82,7 @@ export class Webhooks extends Context.Service<Webhooks, {
     const guard = yield* UrlGuard
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(WebhookCreate, "webhook")
+    const decodeCreate = decodeInput(WebhookCreate, "webhook", { record: Webhook })
     const decodePatch = decodePatchInput(WebhookPatch, "webhook")
 
     /** The SSRF guard (cloud: no loopback, private, link-local or metadata targets); 422 PATTERN_MISMATCH. */

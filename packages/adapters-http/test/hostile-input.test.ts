@@ -1,0 +1,172 @@
+// Hostile input (issue 8 items 1 and 3): bodies that are not objects, absurd nesting, strings and numbers
+// PostgreSQL cannot store, fields a create may not set. Every one is a 4xx in the spec's envelope and
+// nothing is written.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+
+let h: Harness
+let api: ReturnType<typeof client>
+let partId: string
+let cellId: string
+
+const counts = async () => {
+  const rows = await h.sql<{ n: string }>(
+    `SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM parts) + (SELECT count(*) FROM operations)
+          + (SELECT count(*) FROM batches) + (SELECT count(*) FROM issues) + (SELECT count(*) FROM outbox) + (SELECT count(*) FROM part_usage) AS n`
+  )
+  return Number(rows[0]!.n)
+}
+
+beforeAll(async () => {
+  h = await startServer()
+  api = client(h.url, (await h.tenant("Hostile")).key)
+  const job = await api.post("/api-jobs", nestedJob("H-1"))
+  expect(job.status).toBe(201)
+  partId = job.body.data.parts[0].part_id
+  const cell = await api.post("/api-cells", { name: "Laser H" })
+  expect(cell.status).toBe(201)
+  cellId = cell.body.data.cell.id
+})
+afterAll(() => h.close())
+
+describe("bodies that are not the object an endpoint expects", () => {
+  it.each([
+    ["null", "null"],
+    ["an empty body", ""],
+    ["a string", '"job"'],
+    ["a number", "42"],
+    ["an array", "[1, 2]"],
+    ["true", "true"]
+  ])("%s is 422 TYPE_MISMATCH on create, PATCH and sync, and nothing is written", async (_, raw) => {
+    const before = await counts()
+    for (const [method, path] of [
+      ["POST", "/api-jobs"],
+      ["POST", "/api-parts"],
+      ["POST", "/api-operations"],
+      ["POST", "/api-batches"],
+      ["POST", "/api-issues"],
+      ["PUT", "/api-jobs/sync"],
+      ["PATCH", `/api-parts?id=${partId}`]
+    ] as const) {
+      const res = await api.send(method, path, undefined, { raw })
+      expect(res.status, `${method} ${path} ${JSON.stringify(raw)}`).toBe(422)
+      expectDetail(res, "", "TYPE_MISMATCH")
+    }
+    expect(await counts()).toBe(before)
+  })
+
+  it("20,000 nested arrays are 400 BAD_REQUEST, before authentication too", async () => {
+    const raw = "[".repeat(20_000) + "]".repeat(20_000)
+    expectError(await api.post("/api-jobs", undefined, { raw }), 400, "BAD_REQUEST")
+    expectError(await client(h.url).post("/api-jobs", undefined, { raw }), 400, "BAD_REQUEST")
+    const deepMetadata = JSON.stringify({ ...nestedJob("H-DEEP"), metadata: JSON.parse('{"a":'.repeat(100) + "1" + "}".repeat(100)) })
+    expectError(await api.post("/api-jobs", undefined, { raw: deepMetadata }), 400, "BAD_REQUEST")
+  })
+
+  it("metadata nested 60 levels is accepted", async () => {
+    const metadata = JSON.parse('{"a":'.repeat(60) + "1" + "}".repeat(60))
+    expect((await api.post("/api-jobs", { ...nestedJob("H-NEST60"), metadata })).status).toBe(201)
+  })
+})
+
+describe("strings PostgreSQL cannot store are 422 with the field's path", () => {
+  it.each([
+    ["a NUL character", "A\u0000B"],
+    ["a lone high surrogate", "x\ud800"],
+    ["a lone low surrogate", "\udc00y"]
+  ])("%s in job_number, a nested part's notes and a metadata key", async (_, bad) => {
+    const before = await counts()
+    const body = nestedJob(bad)
+    ;(body.parts[0] as Record<string, unknown>).notes = bad
+    ;(body as Record<string, unknown>).metadata = { [bad]: 1, ok: [bad] }
+    const res = await api.post("/api-jobs", body)
+    expect(res.status).toBe(422)
+    expectDetail(res, "job_number", "PATTERN_MISMATCH")
+    expectDetail(res, "parts[0].notes", "PATTERN_MISMATCH")
+    expectDetail(res, "metadata.ok[0]", "PATTERN_MISMATCH")
+    expect(res.body.error.details.some((d: { field: string }) => d.field.startsWith("metadata.") && d.field !== "metadata.ok[0]")).toBe(true)
+    expect(await counts()).toBe(before)
+  })
+
+  it("a surrogate pair (an emoji) is stored as it was sent", async () => {
+    const res = await api.post("/api-jobs", { ...nestedJob("H-EMOJI"), customer: "Acme \ud83d\ude80" })
+    expect(res.status).toBe(201)
+    const read = await api.get(`/api-jobs?id=${res.body.data.job.id}`)
+    expect(read.body.data.job.customer).toBe("Acme 🚀")
+  })
+
+  it("in PATCH, sync, issues and batches too", async () => {
+    const before = await counts()
+    expectDetail(await api.patch(`/api-parts?id=${partId}`, { notes: "a\u0000" }), "notes", "PATTERN_MISMATCH")
+    expectDetail(
+      await api.put("/api-jobs/sync", { external_id: "E\u0000", external_source: "erp", job_number: "S-1" }),
+      "external_id",
+      "PATTERN_MISMATCH"
+    )
+    expectDetail(await api.post("/api-batches", { batch_number: "B\ud800", cell_id: cellId }), "batch_number", "PATTERN_MISMATCH")
+    expectDetail(
+      await api.post("/api-issues", { operation_id: partId, title: "t\u0000", description: "d", severity: "low" }),
+      "title",
+      "PATTERN_MISMATCH"
+    )
+    expect(await counts()).toBe(before)
+  })
+
+  it("a NUL in a query parameter is 400 BAD_REQUEST", async () => {
+    expectError(await api.get("/api-jobs?search=a%00b"), 400, "BAD_REQUEST")
+    expectError(await api.get("/api-parts?material=%00"), 400, "BAD_REQUEST")
+  })
+})
+
+describe("numbers beyond what a column holds", () => {
+  it("integers beyond PostgreSQL integer are 422 MAX_VALUE in bodies and queries", async () => {
+    const before = await counts()
+    const body = nestedJob("H-BIG", 1, 1, { priority: 2 ** 31 })
+    ;(body.parts[0] as Record<string, unknown>).quantity = 3_000_000_000
+    const res = await api.post("/api-jobs", body)
+    expectDetail(res, "priority", "MAX_VALUE")
+    expectDetail(res, "parts[0].quantity", "MAX_VALUE")
+    expectDetail(await api.post("/api-cells", { name: "Big", sequence: -(2 ** 31) - 1 }), "sequence", "MIN_VALUE")
+    expect(await counts()).toBe(before)
+    expectDetail(await api.get("/api-jobs?priority=99999999999"), "priority", "MAX_VALUE")
+    expectDetail(await api.get("/api-jobs?offset=99999999999999"), "offset", "MAX_VALUE")
+  })
+
+  it("the largest integer a column holds is accepted", async () => {
+    expect((await api.post("/api-jobs", nestedJob("H-MAX", 1, 1, { priority: 2 ** 31 - 1 }))).status).toBe(201)
+  })
+})
+
+describe("fields a create may not set (issue 8 item 3)", () => {
+  it("an operation create with status is 422 ENUM_CONSTRAINT, valid status or not", async () => {
+    for (const status of ["done", "completed"]) {
+      const res = await api.post("/api-operations", { part_id: partId, operation_name: "Bend", status })
+      expect(res.status).toBe(422)
+      expectDetail(res, "status", "ENUM_CONSTRAINT")
+    }
+  })
+
+  it("a batch create with status paused is 422 ENUM_CONSTRAINT", async () => {
+    expectDetail(await api.post("/api-batches", { batch_number: "B-H1", cell_id: cellId, status: "paused" }), "status", "ENUM_CONSTRAINT")
+  })
+
+  it("record fields a create does not take are refused together with the other problems", async () => {
+    const res = await api.post("/api-operations", { part_id: partId, operation_name: "", actual_time: 5, completed_at: "2026-01-01" })
+    expectDetail(res, "actual_time", "ENUM_CONSTRAINT")
+    expectDetail(res, "completed_at", "ENUM_CONSTRAINT")
+    expectDetail(res, "operation_name", "MIN_LENGTH")
+    expectDetail(await api.post("/api-issues", { operation_id: partId, title: "t", description: "d", severity: "low", created_at: "2026-01-01" }), "created_at", "ENUM_CONSTRAINT")
+  })
+
+  it("unknown enum values on create are 422 ENUM_CONSTRAINT for parts, issues and nested parts", async () => {
+    expectDetail(await api.post("/api-parts", { job_id: partId, part_number: "P", quantity: 1, status: "bogus" }), "status", "ENUM_CONSTRAINT")
+    expectDetail(await api.post("/api-issues", { operation_id: partId, title: "t", description: "d", severity: "huge" }), "severity", "ENUM_CONSTRAINT")
+    const body = nestedJob("H-ENUM")
+    ;(body.parts[0] as Record<string, unknown>).status = "broken"
+    expectDetail(await api.post("/api-jobs", body), "parts[0].status", "ENUM_CONSTRAINT")
+  })
+
+  it("unknown keys that are no field of the record are still ignored (DECISIONS)", async () => {
+    expect((await api.post("/api-operations", { part_id: partId, operation_name: "Deburr", erp_row_hash: "x" })).status).toBe(201)
+  })
+})
