@@ -3,15 +3,18 @@
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
+import { isSqlError } from "effect/sql/SqlError"
 import {
   CurrentTenant,
   decodeListQuery,
+  durationConfig,
   type DomainError,
   encodeJson,
   isUuid,
@@ -19,6 +22,7 @@ import {
   type ListSpec,
   MAX_INPUT_DEPTH,
   nestsDeeperThan,
+  Readiness,
   Tenants
 } from "@mes/domain"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
@@ -46,12 +50,28 @@ export interface ServerOptions {
   readonly maxBodyBytes: number
   /** One structured log line per request. */
   readonly logRequests: boolean
+  /** No request waits longer for its answer: past it, 503 SERVICE_UNAVAILABLE (MES_REQUEST_TIMEOUT). */
+  readonly requestTimeout: Duration.Duration
+  /** On SIGTERM, in-flight requests get this long to finish before they are cut (MES_SHUTDOWN_TIMEOUT). */
+  readonly shutdownTimeout: Duration.Duration
 }
 
 export const ServerOptionsConfig = Config.all({
   maxBodyBytes: Config.Int("MES_MAX_BODY_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
-  logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false))
+  logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false)),
+  requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", Duration.seconds(30)),
+  shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10))
 })
+
+/** Seconds a client should wait before it retries a 503 (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5
+
+/** True when the cause is the database being unreachable (connection refused, lost, timed out, login refused). */
+const databaseUnreachable = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((r) => {
+    const e = r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined
+    return isSqlError(e) && (e.reason._tag === "ConnectionError" || e.reason._tag === "AuthenticationError")
+  })
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -70,6 +90,9 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 
 const fail = (status: number, code: string, message: string, headers?: Record<string, string>) =>
   json(status, errorEnvelope(status, code, message), headers)
+
+const unavailable = (message: string) =>
+  fail(503, "SERVICE_UNAVAILABLE", message, { "retry-after": String(RETRY_AFTER_SECONDS) })
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 
@@ -169,9 +192,20 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
             const envelope = fromDomainError(e)
             return Effect.succeed(json(envelope.error.statusCode, envelope))
           }),
+          Effect.timeoutOrElse({
+            duration: options.requestTimeout,
+            orElse: () =>
+              Effect.logWarning("request timed out", request.method, request.url).pipe(
+                Effect.as(unavailable(`The request did not finish within ${Duration.format(options.requestTimeout)}; retry later`))
+              )
+          }),
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
+              : databaseUnreachable(cause)
+              ? Effect.logWarning("database unreachable", request.method, request.url).pipe(
+                Effect.as(unavailable("The database is unreachable; retry later"))
+              )
               : Effect.logError("unhandled error", request.method, request.url, cause).pipe(
                 Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
               )
@@ -209,7 +243,18 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
     yield* router.add("GET", `${BASE_PATH}/docs`, Effect.promise(docsPage).pipe(
       Effect.map((html) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8" }))
     ))
+    // live: the process answers (never touches the database)
     yield* router.add("GET", `${BASE_PATH}/health`, Effect.succeed(json(200, { success: true, data: { status: "ok" } })))
+    // ready: the database answers and holds every migration of this build
+    const readiness = yield* Effect.serviceOption(Readiness)
+    yield* router.add("GET", `${BASE_PATH}/ready`, Option.isNone(readiness)
+      ? Effect.succeed(json(200, { success: true, data: { status: "ready" } }))
+      : Effect.map(readiness.value.check, (report) =>
+        report.database !== "ok"
+          ? unavailable("Not ready: the database is unreachable")
+          : report.migrations !== "ok"
+          ? unavailable("Not ready: database migrations are pending (run `mes migrate`)")
+          : json(200, { success: true, data: { status: "ready", ...report } })))
     yield* router.add("OPTIONS", "*", Effect.succeed(json(200, { success: true, data: {} })))
     const notFound = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

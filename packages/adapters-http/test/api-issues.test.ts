@@ -9,7 +9,6 @@ let tenantA: string
 
 const UNKNOWN = "00000000-0000-4000-8000-000000000000"
 const YEAR = new Date().getUTCFullYear()
-const NCR_RE = new RegExp(`^NCR-${YEAR}-\\d{5}$`)
 
 /** Operations of tenant A's jobs ISS-J1 and ISS-J2. */
 const ops: { j1p1o1: string; j2p1o1: string } = {} as any

@@ -25,10 +25,15 @@ export interface Harness {
  * further configuration (MES_* variables) for this server only.
  */
 export const startServer = async (
-  options: { readonly deployment?: Deployment; readonly env?: Readonly<Record<string, string>> } = {}
+  options: {
+    readonly deployment?: Deployment
+    readonly env?: Readonly<Record<string, string>>
+    /** The database (default: a fresh test database). */
+    readonly database?: ReturnType<typeof testDatabase>
+  } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
-  const db = testDatabase()
+  const db = options.database ?? testDatabase()
   const app = HttpServerLive({ port: 0, host: "127.0.0.1" }).pipe(
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),

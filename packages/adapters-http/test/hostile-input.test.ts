@@ -10,10 +10,10 @@ let partId: string
 let cellId: string
 
 const counts = async () => {
-  const rows = await h.sql<{ n: string }>(
+  const rows = (await h.sql(
     `SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM parts) + (SELECT count(*) FROM operations)
           + (SELECT count(*) FROM batches) + (SELECT count(*) FROM issues) + (SELECT count(*) FROM outbox) + (SELECT count(*) FROM part_usage) AS n`
-  )
+  )) as ReadonlyArray<{ n: string }>
   return Number(rows[0]!.n)
 }
 

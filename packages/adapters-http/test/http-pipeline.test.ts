@@ -301,6 +301,9 @@ describe("OpenAPI and docs", () => {
       "/api-batches", "/api-time-entries", "/api-issues", "/api-substeps"
     ]) expect(Object.keys(doc.paths)).toContain(`/functions/v1${path}`)
     expect(Object.keys(doc.paths["/functions/v1/api-jobs"]!).sort()).toEqual(expect.arrayContaining(["delete", "get", "patch", "post"]))
+    // every operation documents the database-unavailable answer (issue 8)
+    const post = doc.paths["/functions/v1/api-jobs"]!.post as { responses: Record<string, unknown> }
+    expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "422", "503"]))
   })
 
   it("GET /functions/v1/docs is an HTML page that loads nothing from a CDN", async () => {

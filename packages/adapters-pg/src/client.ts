@@ -5,12 +5,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { durationConfig } from "@mes/domain"
 import { migrate } from "./migrator.ts"
 
 export type Database = PgClient.PgClient | SqlClient
@@ -22,9 +24,14 @@ export type Database = PgClient.PgClient | SqlClient
  * on 2 cores; past a few per connection, large results queue behind each other and memory grows).
  * Transactions still have a connection of their own.
  */
-export const postgres = (url: string, options: { readonly maxConnections?: number; readonly pipeline?: number } = {}): Layer.Layer<Database, SqlError> =>
+export const postgres = (
+  url: string,
+  options: { readonly maxConnections?: number; readonly pipeline?: number; readonly connectTimeout?: Duration.Duration } = {}
+): Layer.Layer<Database, SqlError> =>
   PgClient.layer({
     url: Redacted.make(url),
+    // a server that does not answer fails the request (503) after this instead of holding it
+    connectTimeout: options.connectTimeout ?? Duration.seconds(5),
     maxConnections: options.maxConnections ?? 10,
     multiplex: (options.pipeline ?? 4) > 1,
     multiplexConcurrency: options.pipeline ?? 4
@@ -78,7 +85,8 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
     const dataDir = yield* Config.String("MES_DATA_DIR").pipe(Config.withDefault("./.mes/data"))
     const pool = yield* Config.all({
       maxConnections: Config.Int("MES_DB_POOL_SIZE").pipe(Config.withDefault(10)),
-      pipeline: Config.Int("MES_DB_PIPELINE").pipe(Config.withDefault(4))
+      pipeline: Config.Int("MES_DB_PIPELINE").pipe(Config.withDefault(4)),
+      connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5))
     })
     const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("32MB"))
     const base = Option.isSome(url) && url.value !== "" ? postgres(url.value, pool) : pglite(dataDir, { sharedBuffers })

@@ -43,11 +43,17 @@ export const splitStatements = (text: string): Array<string> => {
     .filter((s) => s.replace(/--[^\n]*/g, "").trim() !== "")
 }
 
-const loader: Migrator.Loader = Effect.sync(() =>
+const migrationFiles = () =>
   readdirSync(dir)
     .map((file) => /^(\d{4})_(.+)\.sql$/.exec(file))
     .filter((m): m is RegExpExecArray => m !== null)
     .sort((a, b) => Number(a[1]) - Number(b[1]))
+
+/** The number of the newest migration this build carries. */
+export const latestMigration = (): number => Number(migrationFiles().at(-1)?.[1] ?? 0)
+
+const loader: Migrator.Loader = Effect.sync(() =>
+  migrationFiles()
     .map((m): Migrator.ResolvedMigration => [
       Number(m[1]),
       m[2]!,

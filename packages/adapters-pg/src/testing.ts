@@ -7,7 +7,13 @@ import { SqlClient } from "effect/sql/SqlClient"
 import * as Redacted from "effect/Redacted"
 import { type Database, pglite, postgres, withMigrations } from "./client.ts"
 
-const freshPostgres = (url: string, pool: { readonly pipeline?: number }): Layer.Layer<Database, unknown> =>
+interface TestPool {
+  readonly pipeline?: number
+  /** Connect through this local port (a TCP proxy the test can cut) instead of the server's own. */
+  readonly viaPort?: number
+}
+
+const freshPostgres = (url: string, pool: TestPool): Layer.Layer<Database, unknown> =>
   Layer.unwrap(Effect.gen(function*() {
     const name = `mes_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
     const admin = PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
@@ -19,6 +25,10 @@ const freshPostgres = (url: string, pool: { readonly pipeline?: number }): Layer
     yield* Effect.acquireRelease(run(`CREATE DATABASE ${name}`), () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore))
     const u = new URL(url)
     u.pathname = `/${name}`
+    if (pool.viaPort !== undefined) {
+      u.hostname = "127.0.0.1"
+      u.port = String(pool.viaPort)
+    }
     return postgres(u.toString(), pool)
   }))
 
@@ -27,9 +37,9 @@ const freshPostgres = (url: string, pool: { readonly pipeline?: number }): Layer
  * of its own unless `pipeline` says otherwise: statements pipelined on one connection run one after
  * another, which would hide the races the tests provoke.
  */
-export const testDatabase = (pool: { readonly pipeline?: number } = {}): Layer.Layer<Database, unknown> => {
+export const testDatabase = (pool: TestPool = {}): Layer.Layer<Database, unknown> => {
   const url = process.env.DATABASE_URL
-  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url, { pipeline: pool.pipeline ?? 1 }) : pglite())
+  return withMigrations(url !== undefined && url !== "" ? freshPostgres(url, { ...pool, pipeline: pool.pipeline ?? 1 }) : pglite())
 }
 
 export const testDatabaseKind = (): "postgres" | "pglite" =>

@@ -2,7 +2,7 @@
 // the file's tests (one process at a time), or a fresh database when DATABASE_URL is set.
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
-import { createServer } from "node:http"
+import { createServer, request as httpRequest } from "node:http"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,7 +13,6 @@ import { decodeProtectedHeader, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db } from "@mes/adapters-pg"
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url))
 const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const SECRET = "cli-test-secret-0123456789abcdef0123456789"
@@ -212,6 +211,95 @@ describe("mes serve", () => {
 
     // the data directory is reusable and kept the data
     expect((await json(["key", "create", "--tenant", tenantId, "--test"])).api_key).toMatch(/^svc_test_/)
+  })
+})
+
+/** A port that was free a moment ago. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as { port: number }).port
+      probe.close(() => resolve(port))
+    })
+  })
+
+/** One request on a connection of its own: its status, "refused" when nothing listens, "hung" past `ms`. */
+const probeOnce = (port: number, path: string, ms: number) =>
+  new Promise<number | "refused" | "hung">((resolve) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, agent: false, timeout: ms }, (res) => {
+      res.resume()
+      res.on("end", () => resolve(res.statusCode ?? 0))
+    })
+    req.on("timeout", () => {
+      req.destroy()
+      resolve("hung")
+    })
+    req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED" ? "refused" : "hung"))
+    req.end()
+  })
+
+describe("mes serve start-up and stop (issue 8 item 4)", () => {
+  it("never leaves a connection unanswered while it starts: refused until every route answers, then 200", async () => {
+    const port = await freePort()
+    const server = start(["serve", "--port", String(port), "--host", "127.0.0.1"])
+    const outcomes: Array<number | "refused" | "hung"> = []
+    const deadline = Date.now() + 30_000
+    const answered = () => outcomes.filter((o) => typeof o === "number").length
+    // twelve probes in flight at every moment from the start of the process until 50 got an answer
+    await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const path = ["/functions/v1/health", "/functions/v1/ready", "/functions/v1/api-jobs"][i % 3]!
+      while (answered() < 50 && Date.now() < deadline) outcomes.push(await probeOnce(port, path, 3_000))
+    }))
+    server.child.kill("SIGTERM")
+    expect((await server.exited).code).toBe(0)
+    expect(outcomes).not.toContain("hung")
+    expect(answered()).toBeGreaterThanOrEqual(50)
+    // /api-jobs without a key is 401; health and ready are 200 from the first answer on
+    expect(new Set(outcomes.filter((o) => o !== "refused"))).toEqual(new Set([200, 401]))
+  })
+
+  it("on SIGTERM stops accepting, finishes the request in flight, then exits 0", async () => {
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const url = new URL(await listening(server))
+    const port = Number(url.port)
+    const body = JSON.stringify({
+      job_number: `GRACE-${Date.now()}`,
+      parts: [{ part_number: "P-1", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }]
+    })
+    // the request is in flight: headers and half the body sent, the rest after the signal
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/functions/v1/api-jobs",
+        agent: false,
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      }, (res) => {
+        let text = ""
+        res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
+      })
+      req.on("error", reject)
+      req.write(body.slice(0, 20))
+      setTimeout(() => {
+        server.child.kill("SIGTERM")
+        setTimeout(async () => {
+          // the port no longer accepts connections while the request finishes
+          expect(await probeOnce(port, "/functions/v1/health", 1_000)).toBe("refused")
+          req.end(body.slice(20))
+        }, 400)
+      }, 200)
+    })
+    const res = await answer
+    expect(res.status, res.body).toBe(201)
+    const exit = await server.exited
+    expect(exit.code).toBe(0)
+    const check = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const checkUrl = await listening(check)
+    const list = await fetch(`${checkUrl}/api-jobs?job_number=GRACE-`, { headers: { authorization: `Bearer ${apiKey}` } })
+    expect(((await list.json()) as { data: { jobs: Array<unknown> } }).data.jobs).toHaveLength(1)
+    check.child.kill("SIGTERM")
+    expect((await check.exited).code).toBe(0)
   })
 })
 

@@ -1,5 +1,6 @@
 // Durations in configuration (MES_* variables): `0`, `500ms`, `5s`, `5m`, `2h`, `1d`, or an effect
 // Duration string such as `5 seconds`. One parser for every setting, so they all read alike.
+import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 
@@ -15,3 +16,18 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
   const parsed = Duration.fromInput(item as Duration.Input)
   return Option.isSome(parsed) && Duration.isFinite(parsed.value) && Duration.toMillis(parsed.value) >= 0 ? parsed.value : undefined
 }
+
+/**
+ * A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty; a value nobody
+ * can read stops the start-up instead of silently running with the default.
+ */
+export const durationConfig = (name: string, fallback: Duration.Duration) =>
+  Config.String(name).pipe(
+    Config.option,
+    Config.map((text) => {
+      if (Option.isNone(text) || text.value.trim() === "") return fallback
+      const parsed = parseDuration(text.value)
+      if (parsed === undefined) throw new Error(`${name}: '${text.value}' is not a duration (use e.g. 500ms, 30s, 5m, 0)`)
+      return parsed
+    })
+  )

@@ -64,3 +64,14 @@ export const newId = (): string => {
     HEX[0x80 | (r[2]! & 0x3f)]! + HEX[r[3]!]! + "-" +
     HEX[r[4]!]! + HEX[r[5]!]! + HEX[r[6]!]! + HEX[r[7]!]! + HEX[r[8]!]! + HEX[r[9]!]!
 }
+
+/** What `GET /ready` reports: whether the database answers and holds every migration this build knows. */
+export interface ReadinessReport {
+  readonly database: "ok" | "unreachable"
+  readonly migrations: "ok" | "pending" | "unknown"
+}
+
+/** Readiness of the storage (adapters-pg): never fails, answers within its own time bound. */
+export class Readiness extends Context.Service<Readiness, {
+  readonly check: Effect.Effect<ReadinessReport>
+}>()("mes/domain/Readiness") {}

@@ -43,6 +43,8 @@ export class ForbiddenError extends Schema.Class<ForbiddenError>("ForbiddenError
 export class NotFoundError extends Schema.Class<NotFoundError>("NotFoundError")(errorBody(["NOT_FOUND"]).fields, { httpApiStatus: 404 }) {}
 export class ConflictError extends Schema.Class<ConflictError>("ConflictError")(errorBody(["CONFLICT", "INVALID_STATE_TRANSITION"]).fields, { httpApiStatus: 409 }) {}
 export class ValidationError extends Schema.Class<ValidationError>("ValidationError")(errorBody(["VALIDATION_ERROR"]).fields, { httpApiStatus: 422 }) {}
+/** The database is unreachable or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
+export class ServiceUnavailableError extends Schema.Class<ServiceUnavailableError>("ServiceUnavailableError")(errorBody(["SERVICE_UNAVAILABLE"]).fields, { httpApiStatus: 503 }) {}
 
 /** Query schema for a list endpoint, derived from the domain's list spec (one source for both). */
 export const listQuery = (spec: ListSpec<Record<string, FilterKind>, string>) => {
@@ -69,7 +71,7 @@ export const idQuery = { id: Schema.String.check(Schema.isUUID()) }
 export const created = <S extends Schema.Top>(s: S) => s.pipe(HttpApiSchema.status(201))
 
 /** The errors every endpoint may answer, in the spec 7.1 envelope. */
-export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError] as const
+export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError, ServiceUnavailableError] as const
 
 /** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
 export const crud = <const G extends string, const P extends `/${string}`>(

@@ -304,17 +304,40 @@ const make = (options: DispatcherOptions) =>
 
     // attempts waiting to be written; one recorder writes whatever has gathered, in one statement
     const toRecord = yield* Queue.unbounded<{ readonly record: AttemptRecord; readonly done: Deferred.Deferred<void> }>()
+    // An answered attempt that is not recorded is sent again once its lease expires: while the
+    // database is unreachable the batch is retried (every 250 ms) as long as the lease lasts.
+    const recordWindowMs = Math.max(0, config.leaseMs - config.timeoutMs - 1_000)
+    const recordPersistently = (records: ReadonlyArray<AttemptRecord>) =>
+      Effect.gen(function*() {
+        const giveUpAt = Date.now() + recordWindowMs
+        for (;;) {
+          const exit = yield* Effect.exit(store.record(records))
+          if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) || Date.now() >= giveUpAt) return yield* exit
+          yield* Effect.logWarning("webhook dispatcher: could not record attempts; retrying", exit.cause)
+          yield* Effect.sleep(250)
+        }
+      })
+    let recording: ReadonlyArray<{ readonly done: Deferred.Deferred<void> }> = []
     const recorder = Effect.gen(function*() {
       for (;;) {
         const batch = yield* Queue.takeAll(toRecord)
-        const exit = yield* Effect.exit(store.record(batch.map((b) => b.record)))
+        recording = batch
+        const exit = yield* Effect.exit(recordPersistently(batch.map((b) => b.record)))
         for (const b of batch) yield* Deferred.done(b.done, Exit.asVoid(exit))
+        recording = []
       }
+    })
+    /** At shutdown: attempts still waiting to be written give up (their leases expire). */
+    const abandonRecords = Effect.gen(function*() {
+      const left = yield* Queue.clear(toRecord)
+      yield* Queue.shutdown(toRecord) // later offers are refused, so nobody waits for a recorder that is gone
+      for (const b of [...recording, ...left]) yield* Deferred.interrupt(b.done)
+      recording = []
     })
     const record = (r: AttemptRecord) =>
       Effect.gen(function*() {
         const done = yield* Deferred.make<void>()
-        yield* Queue.offer(toRecord, { record: r, done })
+        if (!(yield* Queue.offer(toRecord, { record: r, done }))) return yield* Effect.interrupt
         yield* Deferred.await(done)
       })
 
@@ -392,9 +415,11 @@ const make = (options: DispatcherOptions) =>
         if (inFlight.size > 0 && config.graceMs > 0) {
           yield* Effect.timeoutOption(FiberSet.awaitEmpty(fibers), config.graceMs)
         }
-        yield* FiberSet.clear(fibers)
-        // every attempt that got an answer is recorded by now (runOne waits for it uninterruptibly)
+        // every attempt that got an answer within the grace is recorded by now (runOne waits for it
+        // uninterruptibly); the recorder stops, and whatever it still holds is given up
         yield* Fiber.interrupt(recorderFiber)
+        yield* abandonRecords
+        yield* FiberSet.clear(fibers)
         const pending = [...inFlight.keys()]
         inFlight.clear()
         if (pending.length > 0) {

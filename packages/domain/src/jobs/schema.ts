@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import { IsoDate, JsonObject, Max255, Name255, NonNegativeInt, opt, optNull, Text, Uuid } from "../fields.ts"
 import { OperationNested } from "../operations/schema.ts"
 import { PartNestedFields } from "../parts/schema.ts"
-import { bool, int, oneOf, text, uuid, type ListSpec } from "../query.ts"
+import { int, oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 export const JobStatus = Schema.Literals(["not_started", "in_progress", "on_hold", "completed"])
 export type JobStatus = typeof JobStatus.Type

@@ -1,9 +1,7 @@
 // Tenant bootstrap and API-key authentication (spec 5; DECISIONS: process and bootstrap).
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
-import { parseDuration } from "../durations.ts"
+import { durationConfig } from "../durations.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { NotFound, Unauthorized } from "../errors.ts"
@@ -24,16 +22,7 @@ const INVALID_KEY = "Invalid or missing API key"
  * cache): a revoked key, or a key of a suspended tenant, stops working within this time.
  * `MES_AUTH_CACHE_TTL=0` asks the database on every request; `30s`, `5m` or `30 seconds` set the time.
  */
-export const AuthCacheTtl = Config.String("MES_AUTH_CACHE_TTL").pipe(
-  Config.option,
-  Config.map((text) => {
-    if (Option.isNone(text) || text.value.trim() === "") return Duration.seconds(30)
-    const ttl = parseDuration(text.value)
-    // a setting nobody can read stops the start-up instead of silently caching for a default time
-    if (ttl === undefined) throw new Error(`MES_AUTH_CACHE_TTL: '${text.value}' is not a duration (use e.g. 30s, 5m, 0)`)
-    return ttl
-  })
-)
+export const AuthCacheTtl = durationConfig("MES_AUTH_CACHE_TTL", Duration.seconds(30))
 
 /** At most this many keys are remembered; the oldest entry goes first. */
 const AUTH_CACHE_CAPACITY = 10_000
