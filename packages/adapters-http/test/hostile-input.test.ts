@@ -118,6 +118,20 @@ describe("strings PostgreSQL cannot store are 422 with the field's path", () => 
   })
 })
 
+describe("huge arrays", () => {
+  it("a job create with more than 1,000 parts or 10,000 operations is 422 MAX_LENGTH, and nothing is written", async () => {
+    const before = await counts()
+    expectDetail(await api.post("/api-jobs", nestedJob("H-HUGE-P", 1001, 1)), "parts", "MAX_LENGTH")
+    expectDetail(await api.post("/api-jobs", nestedJob("H-HUGE-O", 11, 1000)), "parts", "MAX_LENGTH")
+    const sync = await api.put("/api-jobs/sync", {
+      external_id: "E-HUGE", external_source: "erp", job_number: "H-HUGE-S",
+      parts: Array.from({ length: 1001 }, (_, i) => ({ external_id: `P${i}`, part_number: `P${i}`, quantity: 1 }))
+    })
+    expectDetail(sync, "parts", "MAX_LENGTH")
+    expect(await counts()).toBe(before)
+  })
+})
+
 describe("numbers beyond what a column holds", () => {
   it("integers beyond PostgreSQL integer are 422 MAX_VALUE in bodies and queries", async () => {
     const before = await counts()
@@ -168,5 +182,35 @@ describe("fields a create may not set (issue 8 item 3)", () => {
 
   it("unknown keys that are no field of the record are still ignored (DECISIONS)", async () => {
     expect((await api.post("/api-operations", { part_id: partId, operation_name: "Deburr", erp_row_hash: "x" })).status).toBe(201)
+  })
+})
+
+describe("found by the generative test (contract-fuzz.test.ts)", () => {
+  it("PATCH priority null sets the default 0 instead of failing the NOT NULL column", async () => {
+    const job = await api.post("/api-jobs", nestedJob("H-PRIO", 1, 1, { priority: 5 }))
+    const res = await api.patch(`/api-jobs?id=${job.body.data.job.id}`, { priority: null })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.data.job.priority).toBe(0)
+    const synced = await api.put("/api-jobs/sync", { external_id: "E-PRIO", external_source: "erp", job_number: "H-PRIO-S", priority: null })
+    expect(synced.status, JSON.stringify(synced.body)).toBe(201)
+  })
+
+  it("an operation without sequence on a part whose operations use the largest sequence is 409, not an overflow", async () => {
+    const job = await api.post("/api-jobs", nestedJob("H-SEQ"))
+    const part = job.body.data.parts[0]
+    await h.sql("UPDATE operations SET sequence = 2147483647 WHERE part_id = $1", [part.part_id])
+    const res = await api.post("/api-operations", { part_id: part.part_id, operation_name: "Next" })
+    expectError(res, 409, "CONFLICT")
+    expect((await api.post("/api-operations", { part_id: part.part_id, operation_name: "Next", sequence: 2 })).status).toBe(201)
+  })
+
+  it("adding an operation that is already in the batch is 409, not a unique violation", async () => {
+    const job = await api.post("/api-jobs", nestedJob("H-BATCH", 1, 2))
+    const ops = (await api.get(`/api-operations?job_id=${job.body.data.job.id}`)).body.data.operations.map((o: { id: string }) => o.id)
+    const batch = await api.post("/api-batches", { batch_number: "B-H-DUP", cell_id: cellId, operation_ids: [ops[0]] })
+    expect(batch.status).toBe(201)
+    expectError(await api.post(`/api-batch-lifecycle/add-operations?id=${batch.body.data.batch.id}`, { operation_ids: [ops[0]] }), 409, "CONFLICT")
+    const after = await api.get(`/api-batches?id=${batch.body.data.batch.id}`)
+    expect(after.body.data.batch.operation_ids).toEqual([ops[0]])
   })
 })

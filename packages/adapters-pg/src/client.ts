@@ -18,6 +18,13 @@ import { migrate } from "./migrator.ts"
 export type Database = PgClient.PgClient | SqlClient
 
 /**
+ * The largest message the driver accepts from the server. A list page of 1,000 jobs with their parts is one
+ * row of JSON; past the driver's default (16 MiB) the connection would be dropped, and every statement
+ * pipelined on it with it.
+ */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+/**
  * A pool on a real PostgreSQL server. Statements of concurrent requests share its connections,
  * several at a time (`pipeline`, MES_DB_PIPELINE): they travel in one write and wait for one
  * wake-up of the server process instead of each paying both (measured: list +40 %, create +20 %
@@ -32,6 +39,7 @@ export const postgres = (
     url: Redacted.make(url),
     // a server that does not answer fails the request (503) after this instead of holding it
     connectTimeout: options.connectTimeout ?? Duration.seconds(5),
+    maxMessageSize: MAX_MESSAGE_BYTES,
     maxConnections: options.maxConnections ?? 10,
     multiplex: (options.pipeline ?? 4) > 1,
     multiplexConcurrency: options.pipeline ?? 4
@@ -75,7 +83,7 @@ export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: str
           Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
         )
     )
-    return PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1 })
+    return PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1, maxMessageSize: MAX_MESSAGE_BYTES })
   }))
 
 /** DATABASE_URL when set, else PGlite in MES_DATA_DIR (default ./.mes/data); migrated on start. */

@@ -1,6 +1,6 @@
 // One table from constraint name to domain error (ARCHITECTURE: errors). Every other SqlError is a defect.
 import * as Effect from "effect/Effect"
-import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Conflict } from "@mes/domain"
 
 const conflicts: Record<string, { readonly message: string; readonly field?: string }> = {
@@ -23,6 +23,7 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   time_entries_open_key: { message: "this operator already has an open time entry on the operation", field: "user_id" },
   batches_tenant_batch_number_key: { message: "batch_number already exists", field: "batch_number" },
   batch_operations_operation_key: { message: "an operation is already in another batch", field: "operation_ids" },
+  batch_operations_pkey: { message: "an operation is already in this batch", field: "operation_ids" },
   batch_operations_operation_fkey: { message: "operation belongs to a batch and cannot be deleted" },
   batches_cell_fkey: { message: "cell is used by batches and cannot be deleted" },
   batches_parent_fkey: { message: "batch has child batches and cannot be deleted" },
@@ -44,11 +45,11 @@ const constraintOf = (e: SqlError): string | undefined => {
 }
 
 /** Maps named unique/foreign-key violations to Conflict (409); anything else dies (500, a bug). */
-export const mapConstraints = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, Conflict, R> =>
+export const mapConstraints = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | Conflict, R> =>
   effect.pipe(
-    Effect.catch((e: SqlError) => {
+    Effect.catchIf(isSqlError, (e) => {
       const name = constraintOf(e)
       const c = name === undefined ? undefined : conflicts[name]
       return c === undefined ? Effect.die(e) : Effect.fail(new Conflict(c))
     })
-  )
+  ) as Effect.Effect<A, Exclude<E, SqlError> | Conflict, R>

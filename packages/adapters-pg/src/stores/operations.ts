@@ -4,6 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
+  Conflict,
+  INT4_MAX,
   jsonText,
   type MovePlan,
   type Operation,
@@ -95,7 +97,10 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           // serialize concurrent auto-numbering on the same part
           yield* sql`SELECT id FROM parts WHERE tenant_id = ${op.tenant_id} AND id = ${op.part_id!} FOR UPDATE`
           const [{ next }] = yield* sql<{ next: number }>`
-            SELECT coalesce(max(sequence), 0) + 1 AS next FROM operations WHERE tenant_id = ${op.tenant_id} AND part_id = ${op.part_id!}`
+            SELECT (coalesce(max(sequence), 0)::bigint + 1)::float8 AS next FROM operations WHERE tenant_id = ${op.tenant_id} AND part_id = ${op.part_id!}`
+          if (next > INT4_MAX) {
+            return yield* new Conflict({ message: `the part's operations already use sequence ${INT4_MAX}; give the new operation a sequence`, field: "sequence" })
+          }
           row = { ...op, sequence: next }
         }
         return (yield* insertRows<Operation>(sql, "operations", [row], operationDefaults))[0]!

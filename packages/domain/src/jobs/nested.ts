@@ -61,6 +61,22 @@ const sequenceRules = (root: string, input: unknown, ops: ReadonlyArray<Operatio
  * Builds the rows of parts and operations for job `jobId` and collects every rule violation that
  * needs no database. References (ids, and cells by name) are left for the store's statement.
  */
+/** One job create or sync writes at most this many parts, and this many operations in all (DECISIONS). */
+export const MAX_NESTED_PARTS = 1000
+export const MAX_NESTED_OPERATIONS = 10_000
+
+const nestedSizeDetails = (root: string, input: unknown, parts: ReadonlyArray<PartLike>, base: Path): Array<ValidationDetail> => {
+  const operations = parts.reduce((n, p) => n + (p.operations?.length ?? 0), 0)
+  return [
+    ...(parts.length > MAX_NESTED_PARTS
+      ? [detail(root, input, base, "MAX_LENGTH", `at most ${MAX_NESTED_PARTS} parts per job, got ${parts.length}`, parts.length)]
+      : []),
+    ...(operations > MAX_NESTED_OPERATIONS
+      ? [detail(root, input, base, "MAX_LENGTH", `at most ${MAX_NESTED_OPERATIONS} operations per job in all, got ${operations}`, operations)]
+      : [])
+  ]
+}
+
 export const planNested = (
   root: string,
   input: unknown,
@@ -74,6 +90,7 @@ export const planNested = (
     const details: Array<ValidationDetail> = []
     const refs: Array<Reference> = []
     details.push(...duplicates(root, input, parts, (p) => p.part_number, (i) => [...base, i, "part_number"], "part_number"))
+    details.push(...nestedSizeDetails(root, input, parts, base))
 
     const ids = parts.map((_, i) => existingIds?.[i] ?? newId())
     const byNumber = new Map(parts.map((p, i) => [p.part_number, ids[i]!]))

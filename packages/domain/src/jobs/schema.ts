@@ -27,6 +27,10 @@ const jobFields = {
   current_cell_id: optNull(Uuid)
 }
 
+/** `priority: null` means the default, 0 (the column holds a number for every job). */
+export const defaultPriority = <T extends { readonly priority?: number | null }>(fields: T): T =>
+  fields.priority === null ? { ...fields, priority: 0 } : fields
+
 /** POST /api-jobs: the job with nested parts and operations, created in one transaction. */
 export const JobCreate = Schema.Struct({
   job_number: Name255,

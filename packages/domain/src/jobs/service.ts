@@ -15,7 +15,7 @@ import { renameAliases } from "../fields.ts"
 import { operationAliases } from "../operations/schema.ts"
 import { type JobAction, jobMachine } from "./lifecycle.ts"
 import { checkCellNames, distinctCellNames, planNested, unknownCellNames } from "./nested.ts"
-import { Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
+import { defaultPriority, Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
 import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
 
 /** The answer of a nested create (DECISIONS: data.job plus the spec's flat form). */
@@ -156,7 +156,7 @@ export class Jobs extends Context.Service<Jobs, {
         const tenant = yield* CurrentTenant
         const input = renameAliases(raw, jobAliases)
         // spec 7.4: 403 / 404 before 422
-        const patch = yield* decodePatch(input).pipe(Effect.tapError(() => ensureOwned("jobs", id).pipe(withRefs)))
+        const patch = defaultPriority(yield* decodePatch(input).pipe(Effect.tapError(() => ensureOwned("jobs", id).pipe(withRefs))))
         const refs: Array<Reference> = patch.current_cell_id != null ? [{ table: "cells", id: patch.current_cell_id, path: ["current_cell_id"] }] : []
         const { status, ...changes } = patch
         if (status === undefined) {

@@ -9,7 +9,7 @@ import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
 import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCellNames } from "../jobs/nested.ts"
-import { JobSync } from "../jobs/schema.ts"
+import { defaultPriority, JobSync } from "../jobs/schema.ts"
 import { JobStore } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
 import { OperationStore } from "../operations/store.ts"
@@ -114,7 +114,7 @@ export class Sync extends Context.Service<Sync, {
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const body = normalizeJobInput(raw)
-        const input = yield* decodeJob(body)
+        const input = defaultPriority(yield* decodeJob(body))
         const source = input.external_source
         const syncedParts = input.parts ?? []
         const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
