@@ -29,6 +29,7 @@ const statusOf: Record<DomainError["_tag"], readonly [number, string]> = {
   NotFound: [404, "NOT_FOUND"],
   Conflict: [409, "CONFLICT"],
   InvalidStateTransition: [409, "INVALID_STATE_TRANSITION"],
+  PreconditionFailed: [412, "PRECONDITION_FAILED"],
   ValidationFailed: [422, "VALIDATION_ERROR"]
 }
 

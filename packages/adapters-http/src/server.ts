@@ -1,5 +1,6 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
+import { createHash } from "node:crypto"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
@@ -20,10 +21,15 @@ import {
   isUuid,
   jsonText,
   type ListSpec,
+  Idempotency,
+  type KeptReply,
   MAX_INPUT_DEPTH,
   nestsDeeperThan,
+  PreconditionFailed,
   Readiness,
-  Tenants
+  type ReferenceTable,
+  Tenants,
+  Tx
 } from "@mes/domain"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
@@ -37,6 +43,12 @@ export interface ApiRequest {
 export interface ApiReply {
   readonly status: number
   readonly data: unknown
+}
+
+/** A resource whose PATCH honours If-Match: its table, and its read of one record (GET ?id=). */
+interface Versioned<R> {
+  readonly table: ReferenceTable
+  readonly read: Handler<R>
 }
 
 /** A handler for one endpoint of the definition; runs with the caller's tenant. */
@@ -75,18 +87,45 @@ const databaseUnreachable = (cause: Cause.Cause<unknown>): boolean =>
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-allow-headers": "authorization, x-client-info, apikey, content-type, x-api-key",
+  "access-control-allow-headers": "authorization, x-client-info, apikey, content-type, x-api-key, idempotency-key, if-match",
+  "access-control-expose-headers": "etag, idempotent-replayed, retry-after",
   "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
   "access-control-max-age": "86400"
 }
 
+const bytes = (status: number, body: Uint8Array, headers: Record<string, string> = {}) =>
+  HttpServerResponse.uint8Array(body, { status, contentType: "application/json", headers: { ...CORS_HEADERS, ...headers } })
+
 // JSON built by the database (JsonText) is copied into the body as is, never parsed here
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  HttpServerResponse.uint8Array(encodeJson(body), {
-    status,
-    contentType: "application/json",
-    headers: { ...CORS_HEADERS, ...headers }
-  })
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => bytes(status, encodeJson(body), headers)
+
+/** Idempotency-Key: visible ASCII, at most 255 characters (a UUID is the usual choice). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
+
+/** A strong validator of one record's representation: the hash of the bytes a read of it answers. */
+const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
+
+/** If-Match (RFC 9110 13.1.1): `*` or a list of entity tags, compared strongly (weak tags never match). */
+const ifMatchAccepts = (header: string, etag: string) =>
+  header.split(",").map((t) => t.trim()).some((t) => t === "*" || t === etag)
+
+/** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag). */
+const versionedTables: Readonly<Record<string, ReferenceTable>> = {
+  jobs: "jobs",
+  parts: "parts",
+  operations: "operations",
+  cells: "cells",
+  profiles: "profiles",
+  substeps: "substeps",
+  issues: "issues",
+  batches: "batches",
+  timeEntries: "time_entries",
+  webhooks: "webhooks"
+}
+
+/** What makes two requests "the same" for an Idempotency-Key: method, path with query, and body. */
+const fingerprintOf = (method: string, url: string, body: string) =>
+  createHash("sha256").update(`${method} ${url}\n`).update(body).digest("base64url")
 
 const fail = (status: number, code: string, message: string, headers?: Record<string, string>) =>
   json(status, errorEnvelope(status, code, message), headers)
@@ -124,14 +163,14 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
       Effect.catch(() => Effect.succeed(Option.none<string>()))
     )
     if (Option.isNone(text)) return { tooLarge: true as const }
-    if (text.value.trim() === "") return { body: undefined }
+    if (text.value.trim() === "") return { body: undefined, text: "" }
     let body: unknown
     try {
       body = JSON.parse(text.value)
     } catch {
       return { malformed: true as const }
     }
-    return nestsDeeperThan(body, MAX_INPUT_DEPTH) ? { tooDeep: true as const } : { body }
+    return nestsDeeperThan(body, MAX_INPUT_DEPTH) ? { tooDeep: true as const } : { body, text: text.value }
   })
 
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */
@@ -139,6 +178,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const tenants = yield* Tenants
     const commitSignal = yield* Effect.serviceOption(CommitSignal)
+    const idempotency = yield* Effect.serviceOption(Idempotency)
     // CurrentTenant is provided per request after authentication, not by the layer
     const context = (yield* Effect.context<Exclude<R, CurrentTenant>>()) as Context.Context<R>
     const all = endpoints()
@@ -160,11 +200,25 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
       )
     }
 
-    const serve = (handler: Handler<R>, withBody: boolean, spec: ListSpec<any, string> | undefined) =>
+    const tx = yield* Effect.serviceOption(Tx)
+
+    /** PATCH with If-Match: lock the record, compare its current ETag, then write, in one transaction. */
+    const guarded = (write: Effect.Effect<ApiReply, DomainError, R | CurrentTenant>, id: string, ifMatch: string, versioned: Versioned<R>) =>
+      Option.isNone(tx) ? write : tx.value.transaction(Effect.gen(function*() {
+        yield* tx.value.lockRow(versioned.table, id)
+        const current = yield* versioned.read({ query: { id }, body: undefined })
+        if (!ifMatchAccepts(ifMatch, etagOf(encodeJson({ success: true, data: current.data })))) {
+          return yield* new PreconditionFailed({ message: "The record changed since the version named in If-Match; read it again (GET ?id=) for its current ETag" })
+        }
+        return yield* write
+      }))
+
+    const serve = (handler: Handler<R>, withBody: boolean, spec: ListSpec<any, string> | undefined, versioned?: Versioned<R>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const started = options.logRequests ? Date.now() : 0
         let body: unknown = undefined
+        let bodyText = ""
         if (withBody) {
           const read = yield* readBody(request, options.maxBodyBytes)
           if ("tooLarge" in read) {
@@ -174,20 +228,42 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
           if ("malformed" in read) return fail(400, "BAD_REQUEST", "Request body is not valid JSON")
           if ("tooDeep" in read) return fail(400, "BAD_REQUEST", `Request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`)
           body = read.body
+          bodyText = read.text
         }
         const query = queryOf(request.url)
         const malformed = yield* malformedQuery(query, spec)
         if (malformed !== undefined) return fail(400, "BAD_REQUEST", malformed)
+        const idempotencyKey = withBody ? request.headers["idempotency-key"] : undefined
+        if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+          return fail(400, "BAD_REQUEST", "Idempotency-Key must be 1 to 255 visible ASCII characters")
+        }
         const credential = credentialOf(request.headers)
         if (credential === undefined) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
         const response = yield* tenants.authenticate(credential).pipe(
-          Effect.flatMap((caller) =>
-            handler({ query, body }).pipe(
-              Effect.provideService(CurrentTenant, { id: caller.tenantId, plan: caller.plan, via: "api_key" })
-            )
+          Effect.flatMap((caller) => {
+            const ifMatch = request.headers["if-match"]
+            const run = versioned !== undefined && ifMatch !== undefined && query.id !== undefined
+              ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
+              : handler({ query, body })
+            const write = Effect.map(run, (reply): KeptReply => ({
+              status: reply.status,
+              body: encodeJson({ success: true, data: reply.data })
+            }))
+            const once = idempotencyKey === undefined || Option.isNone(idempotency)
+              ? Effect.map(write, (reply) => ({ replayed: false, reply }))
+              : idempotency.value.once(caller.tenantId, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write)
+            return once.pipe(Effect.provideService(CurrentTenant, { id: caller.tenantId, plan: caller.plan, via: "api_key" }))
+          }),
+          Effect.tap(({ replayed }) =>
+            !replayed && (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void
           ),
-          Effect.tap(() => (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void),
-          Effect.map((reply) => json(reply.status, { success: true, data: reply.data })),
+          Effect.map(({ replayed, reply }) =>
+            bytes(reply.status, reply.body, {
+              ...(replayed ? { "idempotent-replayed": "true" } : {}),
+              // a read of one record carries its version for a later If-Match
+              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf(reply.body) } : {})
+            })
+          ),
           Effect.catch((e: DomainError) => {
             const envelope = fromDomainError(e)
             return Effect.succeed(json(envelope.error.statusCode, envelope))
@@ -227,7 +303,10 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
     for (const e of all) {
       byPath.set(e.path, (byPath.get(e.path) ?? new Set()).add(e.method))
       const withBody = e.method === "POST" || e.method === "PUT" || e.method === "PATCH"
-      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, withBody, listSpecs[`${e.group}.${e.name}`]))
+      const table = versionedTables[e.group]
+      const read = handlers[`${e.group}.list`]
+      const versioned = e.name === "update" && table !== undefined && read !== undefined ? { table, read } : undefined
+      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, withBody, listSpecs[`${e.group}.${e.name}`], versioned))
     }
     for (const [path, methods] of byPath) {
       const allow = [...methods, "OPTIONS"].join(", ")

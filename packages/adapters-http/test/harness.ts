@@ -94,8 +94,8 @@ export const client = (base: string, key?: string) => {
   return {
     get: (path: string, options?: { headers?: Record<string, string> }) => send("GET", path, undefined, options),
     post: (path: string, body?: unknown, options?: { raw?: string; headers?: Record<string, string> }) => send("POST", path, body, options),
-    put: (path: string, body?: unknown, options?: { raw?: string }) => send("PUT", path, body, options),
-    patch: (path: string, body?: unknown, options?: { raw?: string }) => send("PATCH", path, body, options),
+    put: (path: string, body?: unknown, options?: { raw?: string; headers?: Record<string, string> }) => send("PUT", path, body, options),
+    patch: (path: string, body?: unknown, options?: { raw?: string; headers?: Record<string, string> }) => send("PATCH", path, body, options),
     delete: (path: string) => send("DELETE", path),
     send
   }

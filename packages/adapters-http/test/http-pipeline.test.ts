@@ -304,6 +304,8 @@ describe("OpenAPI and docs", () => {
     // every operation documents the database-unavailable answer (issue 8)
     const post = doc.paths["/functions/v1/api-jobs"]!.post as { responses: Record<string, unknown> }
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "422", "503"]))
+    const patch = doc.paths["/functions/v1/api-issues"]!.patch as { responses: Record<string, unknown> }
+    expect(Object.keys(patch.responses)).toEqual(expect.arrayContaining(["200", "404", "412", "422", "503"]))
   })
 
   it("GET /functions/v1/docs is an HTML page that loads nothing from a CDN", async () => {

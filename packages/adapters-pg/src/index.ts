@@ -11,6 +11,7 @@ import { PartStorePg } from "./stores/parts.ts"
 import { ProfileStorePg } from "./stores/profiles.ts"
 import { ReferencesPg, TxPg } from "./stores/common.ts"
 import { ReadinessPg } from "./readiness.ts"
+import { IdempotencyPg } from "./idempotency.ts"
 import { SubstepStorePg } from "./stores/substeps.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
 import { TimeEntryStorePg } from "./stores/time-entries.ts"
@@ -19,13 +20,13 @@ import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
 export * as Db from "./client.ts"
 export type { Database } from "./client.ts"
 export { latestMigration, migrate, splitStatements } from "./migrator.ts"
-export { ReadinessPg }
+export { IdempotencyPg, ReadinessPg }
 export { DeliveryStorePg, OutboxPg }
 export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

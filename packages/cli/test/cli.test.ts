@@ -27,6 +27,23 @@ const adminSql = (statement: string) =>
     }).pipe(Effect.provide(Db.postgres(serverUrl!, { maxConnections: 1 })), Effect.scoped) as Effect.Effect<void, unknown>
   )
 
+/** Runs a query on the file's database while no server holds it (the embedded one is opened directly). */
+const sqlOf = (statement: string) => {
+  const db = serverUrl !== undefined
+    ? (() => {
+      const u = new URL(serverUrl)
+      u.pathname = `/${dbName}`
+      return Db.postgres(u.toString(), { maxConnections: 1, pipeline: 1 })
+    })()
+    : Db.pglite(dataDir)
+  return Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return (yield* sql.unsafe(statement)) as ReadonlyArray<Record<string, any>>
+    }).pipe(Effect.provide(db), Effect.scoped) as Effect.Effect<ReadonlyArray<Record<string, any>>, unknown>
+  )
+}
+
 const tmp = mkdtempSync(join(tmpdir(), "mes-cli-test-"))
 const dataDir = join(tmp, "data")
 const children = new Set<ChildProcess>()
@@ -301,6 +318,70 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     check.child.kill("SIGTERM")
     expect((await check.exited).code).toBe(0)
   })
+})
+
+describe("crash safety (issue 8 item 8)", () => {
+  it("SIGKILL in the middle of a 1,000-record bulk sync leaves all or none, with the outbox and usage in step", async () => {
+    const source = `crash-${Date.now()}`
+    const body = JSON.stringify({
+      jobs: Array.from({ length: 1000 }, (_, i) => ({
+        external_id: `J${i}`,
+        external_source: source,
+        job_number: `${source}-${i}`,
+        parts: [{ external_id: `P${i}`, part_number: "P-1", quantity: 1, operations: [{ external_id: `O${i}`, operation_name: "Cut", sequence: 1 }] }]
+      }))
+    })
+    const attempts: Array<{ key: string; status: number; jobs: number }> = []
+    // kill at a few points of the request: early, in the middle, late
+    const quiet = { MES_WEBHOOK_DISPATCHER: "off" } // the outbox keeps the events this test counts
+    for (const killAfterMs of [150, 600, 1_500]) {
+      const server = start(["serve", "--port", "0", "--host", "127.0.0.1"], quiet)
+      const url = await listening(server)
+      const key = `${source}-${killAfterMs}`
+      const sent = fetch(`${url}/api-jobs/bulk-sync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "idempotency-key": key },
+        body
+      }).then((r) => r.status, () => 0)
+      await new Promise((resolve) => setTimeout(resolve, killAfterMs))
+      server.child.kill("SIGKILL")
+      await server.exited
+      const status = await sent
+
+      const check = start(["serve", "--port", "0", "--host", "127.0.0.1"], quiet)
+      const checkUrl = await listening(check)
+      const get = async (path: string) =>
+        ((await (await fetch(`${checkUrl}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: Record<string, any> }).data
+      const jobs = (await get(`/api-jobs?job_number=${source}-&limit=1`)).pagination.total as number
+      check.child.kill("SIGTERM")
+      expect((await check.exited).code).toBe(0)
+      expect([0, 1000], `after a kill at ${killAfterMs} ms: ${jobs} jobs`).toContain(jobs)
+      attempts.push({ key, status, jobs })
+      if (jobs === 1000) break
+    }
+    // at least one kill landed while the request ran (no answer reached the client)
+    expect(attempts.some((a) => a.status === 0), JSON.stringify(attempts)).toBe(true)
+    // outbox and usage agree with what exists: one job.created and one part.created per record, one
+    // part counted per part
+    const inspect = start(["serve", "--port", "0", "--host", "127.0.0.1"], quiet)
+    const inspectUrl = await listening(inspect)
+    const jobsNow = ((await (await fetch(`${inspectUrl}/api-jobs?job_number=${source}-&limit=1`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { data: { pagination: { total: number } } }).data.pagination.total
+    inspect.child.kill("SIGTERM")
+    expect((await inspect.exited).code).toBe(0)
+    const rows = await sqlOf(`SELECT
+        (SELECT count(*)::int FROM outbox WHERE event_type = 'job.created' AND data::text LIKE '%${source}%') AS job_events,
+        (SELECT count(*)::int FROM parts p JOIN jobs j ON j.id = p.job_id WHERE j.external_source = '${source}') AS parts,
+        (SELECT coalesce(sum(parts), 0)::int FROM part_usage) AS counted,
+        (SELECT count(*)::int FROM parts) AS all_parts`)
+    const r = rows[0]!
+    expect(r.parts).toBe(jobsNow)
+    expect(r.job_events).toBe(jobsNow)
+    expect(r.counted).toBeGreaterThanOrEqual(r.all_parts)
+    expect(r.counted - r.all_parts, "usage counted only parts that exist (no deletes in this file)").toBe(0)
+    // the Idempotency-Key was kept exactly when its write was: never one without the other
+    const keys = await sqlOf(`SELECT key FROM idempotency_keys WHERE key LIKE '${source}-%'`)
+    for (const a of attempts) expect(keys.some((k) => k.key === a.key), JSON.stringify(a)).toBe(a.jobs === 1000 && a === attempts.at(-1))
+  }, 120_000)
 })
 
 describe.skipIf(serverUrl !== undefined)("mes serve on a fresh embedded database", () => {

@@ -45,6 +45,9 @@ export class InvalidStateTransition extends Data.TaggedError("InvalidStateTransi
   }
 }
 
+/** The record changed since the version the client names in If-Match (412). */
+export class PreconditionFailed extends Data.TaggedError("PreconditionFailed")<{ readonly message: string }> {}
+
 /** Plan limit reached (402). */
 export class QuotaExceeded extends Data.TaggedError("QuotaExceeded")<{ readonly message: string }> {}
 
@@ -56,4 +59,5 @@ export type DomainError =
   | Conflict
   | ValidationFailed
   | InvalidStateTransition
+  | PreconditionFailed
   | QuotaExceeded

@@ -1,6 +1,7 @@
 // Ports the use cases need, implemented by adapters (adapters-pg for storage).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type { Conflict, ValidationFailed } from "./errors.ts"
 
 /** The authenticated caller's tenant, provided by the driving adapter after authentication. */
 export class CurrentTenant extends Context.Service<CurrentTenant, {
@@ -14,6 +15,8 @@ export class CurrentTenant extends Context.Service<CurrentTenant, {
 /** Wraps a multi-step write in one database transaction (nested calls are savepoints). */
 export class Tx extends Context.Service<Tx, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Locks a record until the enclosing transaction ends (If-Match: compare, then write, with no writer between). */
+  readonly lockRow: (table: ReferenceTable, id: string) => Effect.Effect<void>
 }>()("mes/domain/Tx") {}
 
 export type ReferenceTable =
@@ -75,3 +78,24 @@ export interface ReadinessReport {
 export class Readiness extends Context.Service<Readiness, {
   readonly check: Effect.Effect<ReadinessReport>
 }>()("mes/domain/Readiness") {}
+
+/** An answer kept for an Idempotency-Key: the HTTP status and the envelope's bytes. */
+export interface KeptReply {
+  readonly status: number
+  readonly body: Uint8Array
+}
+
+/**
+ * Writes sent with an Idempotency-Key (issue 8): `once` runs `write` in one transaction with the kept answer,
+ * so a key never exists without its effect. The same key again replays the kept answer when the request is
+ * the same (`fingerprint`), is a ValidationFailed when it is not, and a Conflict while the first still runs.
+ * A write that fails keeps nothing: retrying it runs it again.
+ */
+export class Idempotency extends Context.Service<Idempotency, {
+  readonly once: <E, R>(
+    tenantId: string,
+    key: string,
+    fingerprint: string,
+    write: Effect.Effect<KeptReply, E, R>
+  ) => Effect.Effect<{ readonly replayed: boolean; readonly reply: KeptReply }, E | Conflict | ValidationFailed, R>
+}>()("mes/domain/Idempotency") {}

@@ -8,7 +8,8 @@ import {
   idQuery,
   listQuery,
   many,
-  one
+  one,
+  patchErrors
 } from "./envelope.ts"
 
 
@@ -27,6 +28,6 @@ export class IssuesGroup extends HttpApiGroup.make("issues").add(
     query: idQuery,
     payload: IssuePatch as Schema.Codec<unknown, unknown>,
     success: one("issue", Issue),
-    error: apiErrors
+    error: patchErrors
   })
 ) {}

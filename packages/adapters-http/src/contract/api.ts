@@ -142,7 +142,20 @@ export class Api extends HttpApi.make("mes")
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
     version: "1.0.0",
-    description: "REST API of mes. Authenticate with `Authorization: Bearer svc_live_...` or `X-API-Key`."
+    description: [
+      "REST API of mes. Authenticate with `Authorization: Bearer svc_live_...` or `X-API-Key`.",
+      "",
+      "Safe retries: send `Idempotency-Key: <unique value>` with any POST, PUT or PATCH (lifecycle actions",
+      "included). The same key with the same request replays the first answer with `Idempotent-Replayed: true`;",
+      "with another request it is 422; while the first still runs it is 409. Keys are kept 24 h (MES_IDEMPOTENCY_TTL).",
+      "",
+      "Versions: `GET ?id=` answers an `ETag`; a PATCH with `If-Match: <etag>` is 412 PRECONDITION_FAILED when",
+      "the record changed since, and nothing is written. Without If-Match, PATCH does not check.",
+      "",
+      "503 SERVICE_UNAVAILABLE with `Retry-After` when the database is unreachable or a request outlives",
+      "MES_REQUEST_TIMEOUT. Probes: `GET /functions/v1/health` (live) and `GET /functions/v1/ready` (database",
+      "and migrations)."
+    ].join("\n")
   })) {}
 
 /** Every endpoint as (group, name, method, path), in definition order. */

@@ -43,6 +43,8 @@ export class ForbiddenError extends Schema.Class<ForbiddenError>("ForbiddenError
 export class NotFoundError extends Schema.Class<NotFoundError>("NotFoundError")(errorBody(["NOT_FOUND"]).fields, { httpApiStatus: 404 }) {}
 export class ConflictError extends Schema.Class<ConflictError>("ConflictError")(errorBody(["CONFLICT", "INVALID_STATE_TRANSITION"]).fields, { httpApiStatus: 409 }) {}
 export class ValidationError extends Schema.Class<ValidationError>("ValidationError")(errorBody(["VALIDATION_ERROR"]).fields, { httpApiStatus: 422 }) {}
+/** PATCH with an If-Match that names an older version of the record. */
+export class PreconditionFailedError extends Schema.Class<PreconditionFailedError>("PreconditionFailedError")(errorBody(["PRECONDITION_FAILED"]).fields, { httpApiStatus: 412 }) {}
 /** The database is unreachable or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
 export class ServiceUnavailableError extends Schema.Class<ServiceUnavailableError>("ServiceUnavailableError")(errorBody(["SERVICE_UNAVAILABLE"]).fields, { httpApiStatus: 503 }) {}
 
@@ -73,6 +75,9 @@ export const created = <S extends Schema.Top>(s: S) => s.pipe(HttpApiSchema.stat
 /** The errors every endpoint may answer, in the spec 7.1 envelope. */
 export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError, ServiceUnavailableError] as const
 
+/** A PATCH may also answer 412 (If-Match names an older version). */
+export const patchErrors = [...apiErrors, PreconditionFailedError] as const
+
 /** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
 export const crud = <const G extends string, const P extends `/${string}`>(
   group: G,
@@ -100,6 +105,11 @@ export const crud = <const G extends string, const P extends `/${string}`>(
       success: created(o.createdSuccess ?? one(o.singular, o.record)),
       error: apiErrors
     }),
-    HttpApiEndpoint.patch("update", path, { query: idQuery, payload: o.patch as Schema.Codec<unknown, unknown>, success: one(o.singular, o.record), error: apiErrors }),
+    HttpApiEndpoint.patch("update", path, {
+      query: idQuery,
+      payload: o.patch as Schema.Codec<unknown, unknown>,
+      success: one(o.singular, o.record),
+      error: patchErrors
+    }),
     HttpApiEndpoint.delete("remove", path, { query: idQuery, success: Deleted, error: apiErrors })
   )

@@ -10,7 +10,10 @@ export const contains = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export const TxPg = Layer.effect(Tx, Effect.gen(function*() {
   const sql = yield* SqlClient
-  return Tx.of({ transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)) as any })
+  return Tx.of({
+    transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)) as any,
+    lockRow: (table, id) => sql.unsafe(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]).pipe(Effect.asVoid, Effect.orDie)
+  })
 }))
 
 /** Which tenant owns each id, with the API's notion of existence (soft-deleted jobs count as absent). */
