@@ -1,5 +1,6 @@
 // Composes the handlers of every endpoint into the HTTP application and the Node server.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
 // by path: the package index also loads the HTTP client (undici), which the server never uses
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,8 @@ import { partHandlers } from "./handlers/api-parts.ts"
 import { profileHandlers } from "./handlers/api-profiles.ts"
 import { substepHandlers } from "./handlers/api-substeps.ts"
 import { webhookHandlers } from "./handlers/api-webhooks.ts"
-import { routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
+import { errorEnvelope } from "./errors.ts"
+import { fail, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
   return {
@@ -45,6 +47,18 @@ export const ApiRoutes = (options?: Partial<ServerOptions>) =>
  */
 export const gatedServer = () => {
   const server = createServer()
+  // requests Node refuses before any handler sees them (headers too large, malformed request lines) are
+  // answered in the error envelope too, not with Node's bare status line
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || err.code === "ECONNRESET") return void socket.destroy()
+    const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400
+    const code = status === 431 ? "REQUEST_HEADER_FIELDS_TOO_LARGE" : status === 408 ? "REQUEST_TIMEOUT" : "BAD_REQUEST"
+    const message = status === 431 ? "Request headers (or the URL) are too large" : status === 408 ? "The request was not received in time" : "Malformed HTTP request"
+    const body = JSON.stringify(errorEnvelope(status, code, message))
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
   let held: Array<[IncomingMessage, ServerResponse]> = []
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     if (server.listenerCount("request") === 1) held.push([req, res])
@@ -69,7 +83,12 @@ export const gatedServer = () => {
 export const HttpServerLive = (listen: { readonly port: number; readonly host?: string }, options?: Partial<ServerOptions>) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
-    const app = yield* HttpRouter.toHttpEffect(routes(yield* allHandlers, config))
+    const router = yield* HttpRouter.toHttpEffect(routes(yield* allHandlers, config))
+    // what the router refuses itself (a path it cannot decode) is answered in the envelope too
+    const app = router.pipe(Effect.catchTag("HttpServerError", (e) =>
+      e.reason._tag === "RouteNotFound" ? Effect.succeed(fail(404, "NOT_FOUND", "No such endpoint"))
+      : e.reason._tag === "RequestParseError" ? Effect.succeed(fail(400, "BAD_REQUEST", "Malformed request"))
+      : Effect.fail(e)))
     return HttpServer.serve(app).pipe(
       Layer.provideMerge(NodeHttpServer.layer(gatedServer, {
         port: listen.port,

@@ -127,7 +127,8 @@ const versionedTables: Readonly<Record<string, ReferenceTable>> = {
 const fingerprintOf = (method: string, url: string, body: string) =>
   createHash("sha256").update(`${method} ${url}\n`).update(body).digest("base64url")
 
-const fail = (status: number, code: string, message: string, headers?: Record<string, string>) =>
+/** An error answer in the spec's envelope. */
+export const fail = (status: number, code: string, message: string, headers?: Record<string, string>) =>
   json(status, errorEnvelope(status, code, message), headers)
 
 const unavailable = (message: string) =>

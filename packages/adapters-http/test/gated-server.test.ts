@@ -1,6 +1,6 @@
 // The Node server under HttpServerLive holds requests that arrive before the application's handler is
 // attached (issue 8 item 4: a request during start-up must never be left without an answer).
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { describe, expect, it } from "vitest"
 import { gatedServer } from "../src/app.ts"
 
@@ -16,6 +16,36 @@ describe("gatedServer", () => {
       expect(await early).toBe("200 handled /early")
       // later requests go straight to the handler, once each
       expect(await (await fetch(`http://127.0.0.1:${port}/late`)).text()).toBe("handled /late")
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
+describe("requests Node refuses before any handler", () => {
+  const raw = async (port: number, text: string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => socket.end(text))
+      let out = ""
+      socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
+    })
+
+  it("answer in the error envelope: 431 for oversized headers, 400 for a malformed request line", async () => {
+    const server = gatedServer()
+    server.on("request", (_req, res) => res.writeHead(200).end("ok"))
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const port = (server.address() as AddressInfo).port
+      const big = await raw(port, `GET /functions/v1/api-jobs?q=${"x".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`)
+      expect(big).toMatch(/^HTTP\/1\.1 431 /)
+      expect(JSON.parse(big.slice(big.indexOf("\r\n\r\n") + 4))).toEqual({
+        success: false,
+        error: { code: "REQUEST_HEADER_FIELDS_TOO_LARGE", message: expect.any(String), statusCode: 431 }
+      })
+      const bad = await raw(port, "NOT A REQUEST\r\n\r\n")
+      expect(bad).toMatch(/^HTTP\/1\.1 400 /)
+      expect(JSON.parse(bad.slice(bad.indexOf("\r\n\r\n") + 4)).error.code).toBe("BAD_REQUEST")
     } finally {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))

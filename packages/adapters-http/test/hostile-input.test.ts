@@ -118,6 +118,22 @@ describe("strings PostgreSQL cannot store are 422 with the field's path", () => 
   })
 })
 
+describe("odd content types, duplicate keys and paths", () => {
+  it("a form-encoded body is 400; JSON sent as text/plain is read as JSON; the last of duplicate keys wins", async () => {
+    expectError(await api.post("/api-cells", undefined, { raw: "name=Saw&active=true", headers: { "content-type": "application/x-www-form-urlencoded" } }), 400, "BAD_REQUEST")
+    const plain = await api.post("/api-cells", undefined, { raw: JSON.stringify({ name: "Plain cell" }), headers: { "content-type": "text/plain" } })
+    expect(plain.status).toBe(201)
+    const dup = await api.post("/api-cells", undefined, { raw: '{"name":"First","name":"Second"}' })
+    expect(dup.status).toBe(201)
+    expect(dup.body.data.cell.name).toBe("Second")
+  })
+
+  it("a NUL or a bad escape in the path is a 404 in the envelope", async () => {
+    expectError(await api.get("/api-jobs%00"), 404, "NOT_FOUND")
+    expectError(await api.get("/api-jobs%E0%A4%A"), 404, "NOT_FOUND")
+  })
+})
+
 describe("huge arrays", () => {
   it("a job create with more than 1,000 parts or 10,000 operations is 422 MAX_LENGTH, and nothing is written", async () => {
     const before = await counts()
