@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import { Command } from "effect/cli"
 import { key } from "./commands/key.ts"
+import { mcp } from "./commands/mcp.ts"
 import { migrate } from "./commands/migrate.ts"
 import { profile } from "./commands/profile.ts"
 import { serve } from "./commands/serve.ts"
@@ -13,7 +14,7 @@ export const VERSION = "0.1.0"
 
 export const mes = Command.make("mes").pipe(
   Command.withDescription("Manufacturing execution service"),
-  Command.withSubcommands([serve, migrate, tenant, key, profile, token])
+  Command.withSubcommands([serve, migrate, tenant, key, profile, token, mcp])
 )
 
 /** Runs `mes` on the process arguments; logs go to stderr so stdout carries only command output. */

@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { decodeProtectedHeader, jwtVerify } from "jose"
@@ -456,5 +458,66 @@ describe("mes serve delivers webhooks", () => {
       await server.exited
       await new Promise((r) => receiver.close(r))
     }
+  })
+})
+
+describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
+  const mcpClient = async (args: ReadonlyArray<string>) => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", ...args], env: baseEnv() as Record<string, string>, cwd: tmp, stderr: "pipe" })
+    const client = new Client({ name: "cli-test", version: "1.0.0" })
+    await client.connect(transport)
+    return client
+  }
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: any }
+
+  it("in process on the database: tools listed, a job created and started; read-only hides the writes; tenants stay apart", async () => {
+    const client = await mcpClient(["--api-key", apiKey])
+    try {
+      expect((await client.listTools()).tools).toHaveLength(19)
+      const created = await call(client, "create_job", { job_number: "MCP-CLI-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
+      expect(created.isError, created.content[0]!.text).toBeFalsy()
+      const id = created.structuredContent.job.id
+      expect((await call(client, "start_job", { id })).structuredContent.job.status).toBe("in_progress")
+      expect((await call(client, "start_job", { id })).isError).toBe(true)
+      await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toThrow(/Unknown tool/)
+      expect((await call(client, "fetch_jobs", { job_number: "MCP-CLI-1" })).structuredContent.jobs[0].status).toBe("in_progress")
+    } finally {
+      await client.close()
+    }
+    const other = await json(["tenant", "create", "--name", "MCP other"])
+    const readOnly = await mcpClient(["--api-key", other.api_key, "--read-only"])
+    try {
+      expect((await readOnly.listTools()).tools.map((t) => t.name).sort()).toEqual(["fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks"])
+      expect((await call(readOnly, "fetch_jobs", { job_number: "MCP-CLI-1" })).structuredContent.total).toBe(0)
+    } finally {
+      await readOnly.close()
+    }
+  })
+
+  it("with --backend-url: every call goes through the REST API of a running server", async () => {
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const url = await listening(server)
+    const client = await mcpClient(["--backend-url", url, "--api-key", apiKey, "--toolsets", "jobs"])
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["complete_job", "create_job", "fetch_jobs", "resume_job", "start_job", "stop_job", "update_job"])
+      const created = await call(client, "create_job", { job_number: "MCP-CLI-2", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
+      expect(created.isError, created.content[0]!.text).toBeFalsy()
+      const rest = await fetch(`${url}/api-jobs?id=${created.structuredContent.job.id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+      expect(((await rest.json()) as { data: { job: { job_number: string } } }).data.job.job_number).toBe("MCP-CLI-2")
+    } finally {
+      await client.close()
+      server.child.kill("SIGTERM")
+      expect((await server.exited).code).toBe(0)
+    }
+  })
+
+  it("refuses to start without an API key, and names an unknown toolset", async () => {
+    const noKey = await mes(["mcp"], { MES_API_KEY: "" })
+    expect(noKey.code).not.toBe(0)
+    expect(noKey.stderr).toContain("API key")
+    const badSet = await mes(["mcp", "--api-key", apiKey, "--toolsets", "jobs,rockets"])
+    expect(badSet.code).not.toBe(0)
+    expect(badSet.stderr).toContain("rockets")
   })
 })

@@ -1,0 +1,3 @@
+export * from "./backend.ts"
+export * from "./server.ts"
+export * from "./tools.ts"
