@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer } from "effect/http"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
+import { dashboardHandlers } from "./handlers/api-dashboard.ts"
 import { lifecycleHandlers } from "./handlers/api-lifecycle.ts"
 import { issueHandlers } from "./handlers/api-issues.ts"
 import { jobHandlers } from "./handlers/api-jobs.ts"
@@ -30,7 +31,8 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* issueHandlers),
     ...(yield* lifecycleHandlers),
     ...(yield* batchHandlers),
-    ...(yield* webhookHandlers)
+    ...(yield* webhookHandlers),
+    ...(yield* dashboardHandlers)
   }
 })
 

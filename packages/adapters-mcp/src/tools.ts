@@ -7,8 +7,8 @@ import type { RestRequest } from "./backend.ts"
 
 export type JsonSchema = Record<string, any>
 
-export type Toolset = "jobs" | "parts" | "operations" | "quality" | "substeps"
-export const TOOLSETS: ReadonlyArray<Toolset> = ["jobs", "parts", "operations", "quality", "substeps"]
+export type Toolset = "dashboard" | "jobs" | "parts" | "operations" | "quality" | "substeps"
+export const TOOLSETS: ReadonlyArray<Toolset> = ["dashboard", "jobs", "parts", "operations", "quality", "substeps"]
 
 export interface ToolSpec {
   readonly name: string
@@ -194,6 +194,23 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
     fetchTool(doc, { name: "fetch_tasks", title: "Find operations", description: "List operations (tasks) with status, cell and operator; filters as GET /api-operations.", toolset: "operations", path: "/api-operations", plural: "operations", noun: "operation", fields: TASK_FIELDS }),
     fetchTool(doc, { name: "fetch_issues", title: "Find issues", description: "List quality issues and NCRs; filters as GET /api-issues.", toolset: "quality", path: "/api-issues", plural: "issues", noun: "issue", fields: ISSUE_FIELDS }),
     fetchTool(doc, { name: "fetch_ncrs", title: "Find NCRs", description: "List non-conformance reports (issues of type ncr); filters as GET /api-issues.", toolset: "quality", path: "/api-issues", plural: "issues", noun: "NCR", fields: ISSUE_FIELDS, fixed: { issue_type: "ncr" } }),
+    {
+      name: "get_dashboard_stats",
+      title: "Dashboard",
+      description: "The floor at a glance: jobs and operations by status, overdue jobs, open issues and NCRs by severity, work in progress per cell, minutes logged today (UTC).",
+      toolset: "dashboard",
+      readOnly: true,
+      destructive: false,
+      idempotent: true,
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      outputSchema: RECORD_OUTPUT,
+      request: () => ({ method: "GET", path: "/api-dashboard-stats" }),
+      result: (d) => ({
+        message: `${Object.values(d.jobs_by_status as Record<string, number>).reduce((a, b) => a + b, 0)} jobs (${d.overdue_jobs} overdue), ` +
+          `${(d.operations_by_status as Record<string, number>).in_progress ?? 0} operations in progress, ${d.minutes_logged_today} minutes logged today`,
+        value: d
+      })
+    },
     {
       name: "create_job",
       title: "Create a job",

@@ -40,12 +40,12 @@ const call = async (client: Client, name: string, args: Record<string, unknown> 
 }
 
 describe("tools/list", () => {
-  it("lists every tool of spec 4.14 (but the dashboard) plus resume_operation, each with annotations and described fields", async () => {
+  it("lists every tool of spec 4.14 plus resume_operation, each with annotations and described fields", async () => {
     const client = await connect(key)
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([
       "add_substep", "complete_job", "complete_operation", "complete_substep", "create_job", "create_ncr",
-      "fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks", "pause_operation", "resume_job",
+      "fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks", "get_dashboard_stats", "pause_operation", "resume_job",
       "resume_operation", "start_job", "start_operation", "stop_job", "update_job", "update_operation"
     ])
     for (const t of tools) {
@@ -63,7 +63,7 @@ describe("tools/list", () => {
 
   it("--read-only exposes only the read tools; toolsets select a subset", async () => {
     const readOnly = await connect(key, { readOnly: true })
-    expect((await readOnly.listTools()).tools.map((t) => t.name).sort()).toEqual(["fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks"])
+    expect((await readOnly.listTools()).tools.map((t) => t.name).sort()).toEqual(["fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks", "get_dashboard_stats"])
     const quality = await connect(key, { toolsets: ["quality"] })
     expect((await quality.listTools()).tools.map((t) => t.name).sort()).toEqual(["create_ncr", "fetch_issues", "fetch_ncrs"])
     const refused = await call(readOnly, "start_job", { id: "7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11" }).catch((e: Error) => e)
@@ -127,6 +127,19 @@ describe("every tool, with its effect checked over REST", () => {
     expect(step.isError, step.text).toBeFalsy()
     expect((await call(client, "complete_substep", { id: step.structuredContent.substep.id })).isError).toBeFalsy()
     expect((await rest.get(`/api-substeps?id=${step.structuredContent.substep.id}`)).body.data.substep.completed).toBe(true)
+
+    const dashboard = await call(client, "get_dashboard_stats")
+    expect(dashboard.isError, dashboard.text).toBeFalsy()
+    expect(dashboard.structuredContent).toMatchObject({
+      jobs_by_status: { in_progress: 1 },
+      operations_by_status: { completed: 1, not_started: 1 },
+      overdue_jobs: 0,
+      open_ncrs_by_severity: { high: 1 },
+      open_issues_by_severity: {},
+      operations_in_progress_by_cell: []
+    })
+    expect(dashboard.structuredContent.minutes_logged_today).toBeGreaterThanOrEqual(0)
+    expect(dashboard.text.split("\n")[0]).toBe(`1 jobs (0 overdue), 0 operations in progress, ${dashboard.structuredContent.minutes_logged_today} minutes logged today`)
 
     expect((await call(client, "complete_job", { id: jobId })).isError).toBeFalsy()
     expect((await rest.get(`/api-jobs?id=${jobId}`)).body.data.job.status).toBe("completed")

@@ -11,6 +11,7 @@ import { PartStorePg } from "./stores/parts.ts"
 import { ProfileStorePg } from "./stores/profiles.ts"
 import { ReferencesPg, TxPg } from "./stores/common.ts"
 import { ReadinessPg } from "./readiness.ts"
+import { DashboardStorePg } from "./stores/dashboard.ts"
 import { IdempotencyPg } from "./idempotency.ts"
 import { SubstepStorePg } from "./stores/substeps.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
@@ -26,7 +27,7 @@ export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

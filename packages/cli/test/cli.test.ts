@@ -474,7 +474,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
   it("in process on the database: tools listed, a job created and started; read-only hides the writes; tenants stay apart", async () => {
     const client = await mcpClient(["--api-key", apiKey])
     try {
-      expect((await client.listTools()).tools).toHaveLength(19)
+      expect((await client.listTools()).tools).toHaveLength(20)
       const created = await call(client, "create_job", { job_number: "MCP-CLI-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
       expect(created.isError, created.content[0]!.text).toBeFalsy()
       const id = created.structuredContent.job.id
@@ -488,7 +488,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     const other = await json(["tenant", "create", "--name", "MCP other"])
     const readOnly = await mcpClient(["--api-key", other.api_key, "--read-only"])
     try {
-      expect((await readOnly.listTools()).tools.map((t) => t.name).sort()).toEqual(["fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks"])
+      expect((await readOnly.listTools()).tools.map((t) => t.name).sort()).toEqual(["fetch_issues", "fetch_jobs", "fetch_ncrs", "fetch_parts", "fetch_tasks", "get_dashboard_stats"])
       expect((await call(readOnly, "fetch_jobs", { job_number: "MCP-CLI-1" })).structuredContent.total).toBe(0)
     } finally {
       await readOnly.close()

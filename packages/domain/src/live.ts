@@ -1,6 +1,7 @@
 import * as Layer from "effect/Layer"
 import { Batches } from "./batches/service.ts"
 import { Cells } from "./cells/service.ts"
+import { Dashboard } from "./dashboard/service.ts"
 import { Issues } from "./issues/service.ts"
 import { Jobs } from "./jobs/service.ts"
 import { Operations } from "./operations/service.ts"
@@ -16,4 +17,4 @@ import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
 export const DomainLive = Layer.mergeAll(Tenants.layer, Jobs.layer, Parts.layer, Operations.layer, Sync.layer,
   TimeEntries.layer,
   Batches.layer, Cells.layer, Profiles.layer, Issues.layer, Substeps.layer,
-  Webhooks.layer, WebhookLogs.layer)
+  Webhooks.layer, WebhookLogs.layer, Dashboard.layer)

@@ -10,6 +10,7 @@ import {
   CellCreate,
   cellListSpec,
   CellPatch,
+  DashboardStats,
   issueListSpec,
   Job,
   JobCreate,
@@ -134,10 +135,15 @@ export class ProfilesGroup extends crud("profiles", "/api-profiles", {
 }) {}
 
 
+/** GET /api-dashboard-stats: what get_dashboard_stats (spec 4.14) answers, in one statement. */
+export class DashboardGroup extends HttpApiGroup.make("dashboard").add(
+  HttpApiEndpoint.get("stats", "/api-dashboard-stats", { success: okEnvelope(DashboardStats), error: apiErrors })
+) {}
+
 export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
-  .add(WebhooksGroup, WebhookLogsGroup)
+  .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",

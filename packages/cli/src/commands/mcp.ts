@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { reportErrors, userError } from "../output.ts"
 
-const TOOLSETS = ["jobs", "parts", "operations", "quality", "substeps"] as const
+const TOOLSETS = ["dashboard", "jobs", "parts", "operations", "quality", "substeps"] as const
 
 export const mcp = Command.make("mcp", {
   backendUrl: Flag.String("backend-url").pipe(Flag.withDescription("REST API to call, e.g. http://127.0.0.1:8787/functions/v1 (default: in process on the database)"), Flag.optional),
