@@ -5,7 +5,8 @@ import type { Duplex } from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { HttpRouter, HttpServer } from "effect/http"
+import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { Tenants } from "@mes/domain"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
 import { dashboardHandlers } from "./handlers/api-dashboard.ts"
@@ -82,15 +83,32 @@ export const gatedServer = () => {
  * answer. On shutdown the server stops accepting and in-flight requests get `shutdownTimeout`
  * (MES_SHUTDOWN_TIMEOUT) to finish.
  */
-export const HttpServerLive = (listen: { readonly port: number; readonly host?: string }, options?: Partial<ServerOptions>) =>
+export const HttpServerLive = (
+  listen: { readonly port: number; readonly host?: string },
+  options?: Partial<ServerOptions>,
+  /**
+   * More routes beside the API's (e.g. the MCP endpoint), registered on the same router with the services the
+   * API's routes have; `self` answers a web Request with this server's routes, in process.
+   */
+  extraRoutes?: (self: WebHandler) => Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants>
+) =>
   Layer.unwrap(Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
-    const router = yield* HttpRouter.toHttpEffect(routes(yield* allHandlers, config))
+    let inProcess: WebHandler = () => Promise.reject(new Error("the server is not started yet"))
+    const api = routes(yield* allHandlers, config)
+    const router = yield* HttpRouter.toHttpEffect(extraRoutes === undefined ? api : Layer.merge(api, extraRoutes((request) => inProcess(request))))
     // what the router refuses itself (a path it cannot decode) is answered in the envelope too
     const app = router.pipe(Effect.catchTag("HttpServerError", (e) =>
       e.reason._tag === "RouteNotFound" ? Effect.succeed(fail(404, "NOT_FOUND", "No such endpoint"))
       : e.reason._tag === "RequestParseError" ? Effect.succeed(fail(400, "BAD_REQUEST", "Malformed request"))
       : Effect.fail(e)))
+    const context = yield* Effect.context<never>()
+    inProcess = (request) =>
+      Effect.runPromiseWith(context)(app.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(request)),
+        Effect.map((response) => HttpServerResponse.toWeb(response)),
+        Effect.scoped
+      ) as Effect.Effect<Response, unknown>)
     return HttpServer.serve(app).pipe(
       Layer.provideMerge(NodeHttpServer.layer(gatedServer, {
         port: listen.port,
@@ -99,3 +117,6 @@ export const HttpServerLive = (listen: { readonly port: number; readonly host?: 
       }))
     )
   }))
+
+/** A web-standard request handler. */
+export type WebHandler = (request: Request) => Promise<Response>

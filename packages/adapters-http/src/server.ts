@@ -145,7 +145,7 @@ const queryOf = (url: string): Record<string, string> => {
 }
 
 /** The credential of spec 5.2: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
-const credentialOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+export const credentialOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
   const auth = headers["authorization"]
   if (auth !== undefined) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim())

@@ -1,3 +1,4 @@
 export * from "./backend.ts"
 export * from "./server.ts"
 export * from "./tools.ts"
+export * from "./http.ts"

@@ -5,7 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { HttpServer } from "effect/http"
-import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, WebhookDispatcher } from "@mes/adapters-http"
+import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, type WebHandler, WebhookDispatcher } from "@mes/adapters-http"
+import { mcpHttpRoutes, restBackend } from "@mes/adapters-mcp"
 import { PlannerStatistics } from "@mes/adapters-pg"
 import { Tenants } from "@mes/domain"
 import { AppLive, DatabaseConfig, withLayer } from "./app.ts"
@@ -19,12 +20,15 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
   return `${url.origin}${BASE_PATH}`
 }
 
+/** The MCP tools over Streamable HTTP at /functions/v1/mcp, each request in its key's tenant, on this server's routes. */
+const mcpAt = (self: WebHandler) => mcpHttpRoutes(`${BASE_PATH}/mcp`, (key) => restBackend(`http://mes.local${BASE_PATH}`, key, self))
+
 /**
  * The server, the webhook dispatcher (MES_WEBHOOK_*), first planner statistics of a fresh database,
  * domain, stores and database as one layer (exposes HttpServer and the services).
  */
 export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
-  Layer.mergeAll(HttpServerLive(listen), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive)), PlannerStatistics.layer).pipe(
+  Layer.mergeAll(HttpServerLive(listen, {}, mcpAt), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive)), PlannerStatistics.layer).pipe(
     // one signal shared by the API and the dispatcher: a committed write wakes delivery at once
     Layer.provide(CommitSignal.layer),
     Layer.provideMerge(AppLive())

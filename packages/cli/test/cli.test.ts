@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { decodeProtectedHeader, jwtVerify } from "jose"
@@ -507,6 +508,40 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
       expect(((await rest.json()) as { data: { job: { job_number: string } } }).data.job.job_number).toBe("MCP-CLI-2")
     } finally {
       await client.close()
+      server.child.kill("SIGTERM")
+      expect((await server.exited).code).toBe(0)
+    }
+  })
+
+  it("mes serve answers MCP over Streamable HTTP at /functions/v1/mcp, in the tenant of the request's key", async () => {
+    const other = await json(["tenant", "create", "--name", "MCP http other"])
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const url = await listening(server)
+    const connectHttp = async (key: string) => {
+      const client = new Client({ name: "cli-http-test", version: "1.0.0" })
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+      return client
+    }
+    const mine = await connectHttp(apiKey)
+    const theirs = await connectHttp(other.api_key)
+    try {
+      expect((await mine.listTools()).tools).toHaveLength(20)
+      const created = await call(mine, "create_job", { job_number: "MCP-HTTP-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
+      expect(created.isError, created.content[0]!.text).toBeFalsy()
+      const id = created.structuredContent.job.id
+      expect((await call(mine, "start_job", { id })).structuredContent.job.status).toBe("in_progress")
+      const rest = await fetch(`${url}/api-jobs?id=${id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+      expect(((await rest.json()) as { data: { job: { status: string } } }).data.job.status).toBe("in_progress")
+      // another tenant's key sees nothing of it and cannot move it
+      expect((await call(theirs, "fetch_jobs", { job_number: "MCP-HTTP-1" })).structuredContent.total).toBe(0)
+      expect((await call(theirs, "stop_job", { id })).content[0]!.text).toMatch(/^FORBIDDEN: /)
+      // no key, or a wrong one: 401 in the envelope
+      const anonymous = await fetch(`${url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" })
+      expect(anonymous.status).toBe(401)
+      expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED")
+    } finally {
+      await mine.close()
+      await theirs.close()
       server.child.kill("SIGTERM")
       expect((await server.exited).code).toBe(0)
     }
