@@ -5,6 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { client as restClient, type Harness, startServer } from "../../adapters-http/test/harness.ts"
 import { createMcpServer, type McpOptions, restBackend } from "../src/index.ts"
+import { everyTool } from "./scenario.ts"
 
 let h: Harness
 let rest: ReturnType<typeof restClient>
@@ -72,77 +73,8 @@ describe("tools/list", () => {
 })
 
 describe("every tool, with its effect checked over REST", () => {
-  it("create, fetch, move and update jobs and operations; raise an NCR; add and tick a substep", async () => {
-    const client = await connect(key)
-    const profile = (await rest.post("/api-profiles", { display_name: "Olga" })).body.data.profile.id
-
-    const created = await call(client, "create_job", {
-      job_number: "MCP-1",
-      customer: "Acme",
-      due_date: "2026-12-01",
-      priority: 2,
-      notes: "rush",
-      parts: [{ part_number: "P-1", quantity: 3, operations: [{ operation_name: "Cut", sequence: 1 }, { operation_name: "Bend", sequence: 2 }] }]
-    })
-    expect(created.isError, created.text).toBeFalsy()
-    expect(created.text.split("\n")[0]).toBe("Job MCP-1 created with 1 part(s)")
-    const jobId = created.structuredContent.job.id
-    expect((await rest.get(`/api-jobs?id=${jobId}`)).body.data.job.job_number).toBe("MCP-1")
-
-    const jobs = await call(client, "fetch_jobs", { job_number: "MCP", limit: 1 })
-    expect(jobs.structuredContent).toMatchObject({ total: 1, limit: 1, offset: 0, jobs: [{ id: jobId, job_number: "MCP-1", status: "not_started", parts: 1 }] })
-    expect(jobs.text).toMatch(/^1 of 1 job/)
-    const parts = await call(client, "fetch_parts", { job_id: jobId })
-    expect(parts.structuredContent.parts[0]).toMatchObject({ part_number: "P-1", quantity: 3 })
-    const tasks = await call(client, "fetch_tasks", { job_id: jobId, limit: 1 })
-    expect(tasks.structuredContent).toMatchObject({ total: 2, next_offset: 1 })
-    expect(tasks.text).toContain("next page: offset=1")
-    const [cut] = tasks.structuredContent.operations
-
-    expect((await call(client, "update_job", { id: jobId, notes: "very rush", priority: 5 })).isError).toBeFalsy()
-    expect((await rest.get(`/api-jobs?id=${jobId}`)).body.data.job).toMatchObject({ notes: "very rush", priority: 5 })
-
-    for (const [tool, status] of [["start_job", "in_progress"], ["stop_job", "on_hold"], ["resume_job", "in_progress"]] as const) {
-      const r = await call(client, tool, { id: jobId })
-      expect(r.isError, r.text).toBeFalsy()
-      expect((await rest.get(`/api-jobs?id=${jobId}`)).body.data.job.status).toBe(status)
-    }
-
-    expect((await call(client, "start_operation", { id: cut.id, user_id: profile })).isError).toBeFalsy()
-    expect((await rest.get(`/api-time-entries?operation_id=${cut.id}`)).body.data.time_entries).toHaveLength(1)
-    expect((await call(client, "pause_operation", { id: cut.id })).isError).toBeFalsy()
-    expect((await call(client, "resume_operation", { id: cut.id, user_id: profile })).isError).toBeFalsy()
-    expect((await call(client, "update_operation", { id: cut.id, completion_percentage: 50, notes: "half" })).isError).toBeFalsy()
-    expect((await rest.get(`/api-operations?id=${cut.id}`)).body.data.operation).toMatchObject({ completion_percentage: 50, notes: "half", status: "in_progress" })
-    expect((await call(client, "complete_operation", { id: cut.id })).isError).toBeFalsy()
-    expect((await rest.get(`/api-operations?id=${cut.id}`)).body.data.operation.status).toBe("completed")
-
-    const ncr = await call(client, "create_ncr", { operation_id: cut.id, title: "Burr on edge", description: "Sharp burr", severity: "high", ncr_category: "process" })
-    expect(ncr.isError, ncr.text).toBeFalsy()
-    expect(ncr.text).toMatch(/^NCR NCR-\d{4}-\d{5} raised: Burr on edge/)
-    expect((await call(client, "fetch_ncrs", {})).structuredContent.issues.map((i: { title: string }) => i.title)).toEqual(["Burr on edge"])
-    expect((await call(client, "fetch_issues", { severity: "high" })).structuredContent.total).toBe(1)
-
-    const step = await call(client, "add_substep", { operation_id: cut.id, description: "Deburr", sequence: 1 })
-    expect(step.isError, step.text).toBeFalsy()
-    expect((await call(client, "complete_substep", { id: step.structuredContent.substep.id })).isError).toBeFalsy()
-    expect((await rest.get(`/api-substeps?id=${step.structuredContent.substep.id}`)).body.data.substep.completed).toBe(true)
-
-    const dashboard = await call(client, "get_dashboard_stats")
-    expect(dashboard.isError, dashboard.text).toBeFalsy()
-    expect(dashboard.structuredContent).toMatchObject({
-      jobs_by_status: { in_progress: 1 },
-      operations_by_status: { completed: 1, not_started: 1 },
-      overdue_jobs: 0,
-      open_ncrs_by_severity: { high: 1 },
-      open_issues_by_severity: {},
-      operations_in_progress_by_cell: []
-    })
-    expect(dashboard.structuredContent.minutes_logged_today).toBeGreaterThanOrEqual(0)
-    expect(dashboard.text.split("\n")[0]).toBe(`1 jobs (0 overdue), 0 operations in progress, ${dashboard.structuredContent.minutes_logged_today} minutes logged today`)
-
-    expect((await call(client, "complete_job", { id: jobId })).isError).toBeFalsy()
-    expect((await rest.get(`/api-jobs?id=${jobId}`)).body.data.job.status).toBe("completed")
+  it("create, fetch, move and update jobs and operations; raise an NCR; add and tick a substep; the dashboard", async () => {
+    await everyTool(await connect(key), rest)
   })
 
   it("a bad state, an unknown id and invalid arguments are isError with the spec's code; an unknown tool is a protocol error", async () => {

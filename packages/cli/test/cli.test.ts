@@ -15,6 +15,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { decodeProtectedHeader, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db } from "@mes/adapters-pg"
+import { everyTool, type RestOfTenant } from "../../adapters-mcp/test/scenario.ts"
 
 const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -496,9 +497,25 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     }
   })
 
-  it("with --backend-url: every call goes through the REST API of a running server", async () => {
+  /** REST calls of one tenant against a running server, for the shared every-tool scenario. */
+  const restOf = (url: string, key: string): RestOfTenant => {
+    const send = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+      return { status: res.status, body: (await res.json()) as any }
+    }
+    return { get: (path) => send("GET", path), post: (path, body) => send("POST", path, body) }
+  }
+
+  it("with --backend-url: every tool of a real mes mcp process over stdio, each effect checked over REST", async () => {
+    const fresh = await json(["tenant", "create", "--name", "MCP every tool"])
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
     const url = await listening(server)
+    const every = await mcpClient(["--backend-url", url, "--api-key", fresh.api_key])
+    try {
+      await everyTool(every, restOf(url, fresh.api_key), "MCP-STDIO")
+    } finally {
+      await every.close()
+    }
     const client = await mcpClient(["--backend-url", url, "--api-key", apiKey, "--toolsets", "jobs"])
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["complete_job", "create_job", "fetch_jobs", "resume_job", "start_job", "stop_job", "update_job"])
@@ -515,6 +532,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
 
   it("mes serve answers MCP over Streamable HTTP at /functions/v1/mcp, in the tenant of the request's key", async () => {
     const other = await json(["tenant", "create", "--name", "MCP http other"])
+    const fresh = await json(["tenant", "create", "--name", "MCP http every tool"])
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
     const url = await listening(server)
     const connectHttp = async (key: string) => {
@@ -524,7 +542,9 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     }
     const mine = await connectHttp(apiKey)
     const theirs = await connectHttp(other.api_key)
+    const every = await connectHttp(fresh.api_key)
     try {
+      await everyTool(every, restOf(url, fresh.api_key), "MCP-HTTP-ALL")
       expect((await mine.listTools()).tools).toHaveLength(20)
       const created = await call(mine, "create_job", { job_number: "MCP-HTTP-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
       expect(created.isError, created.content[0]!.text).toBeFalsy()
@@ -540,6 +560,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
       expect(anonymous.status).toBe(401)
       expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED")
     } finally {
+      await every.close()
       await mine.close()
       await theirs.close()
       server.child.kill("SIGTERM")
