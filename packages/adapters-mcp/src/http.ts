@@ -4,11 +4,17 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { credentialOf, fail } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
-import { createMcpServer, type McpOptions } from "./server.ts"
+import type { McpOptions } from "./server.ts"
+
+export { restBackend } from "./backend.ts"
+
+// the SDK (and zod under it) load on the first MCP request: a server nobody asks for tools never holds them
+let sdk: Promise<{ readonly server: typeof import("./server.ts"); readonly transport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js") }> | undefined
+const loadSdk = () =>
+  sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]).then(([server, transport]) => ({ server, transport }))
 
 export const mcpHttpRoutes = (path: `/${string}`, backendFor: (apiKey: string) => RestBackend, options: McpOptions = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants> =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
@@ -19,8 +25,9 @@ export const mcpHttpRoutes = (path: `/${string}`, backendFor: (apiKey: string) =
       const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
       if (!known) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
       const web = yield* HttpServerRequest.toWeb(request)
-      const server = createMcpServer(backendFor(key!), options)
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof WebStandardStreamableHTTPServerTransport>[0])
+      const { server: mcp, transport: http } = yield* Effect.promise(loadSdk)
+      const server = mcp.createMcpServer(backendFor(key!), options)
+      const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
       yield* Effect.promise(() => server.connect(transport))
       const response = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.ensuring(Effect.promise(() => server.close())))
       return HttpServerResponse.fromWeb(response)
