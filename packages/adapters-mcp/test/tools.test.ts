@@ -5,7 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { client as restClient, type Harness, startServer } from "../../adapters-http/test/harness.ts"
 import { createMcpServer, type McpOptions, restBackend } from "../src/index.ts"
-import { everyTool } from "./scenario.ts"
+import { callTool, everyTool } from "./scenario.ts"
 
 let h: Harness
 let rest: ReturnType<typeof restClient>
@@ -35,10 +35,7 @@ afterAll(async () => {
   await h.close()
 })
 
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => {
-  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text: string }>; structuredContent?: any }
-  return { ...r, text: r.content[0]!.text }
-}
+const call = callTool
 
 describe("tools/list", () => {
   it("lists every tool of spec 4.14 plus resume_operation, each with annotations and described fields", async () => {

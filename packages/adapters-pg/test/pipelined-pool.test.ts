@@ -2,30 +2,13 @@
 // several to a connection, transactions on a connection of their own.
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql/SqlClient"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CurrentTenant, DomainLive, Jobs, Tenants, Tx, UrlGuard } from "@mes/domain"
-import { StoresPg, testDatabase, testDatabaseKind } from "../src/index.ts"
+import { describe, expect, it } from "vitest"
+import { Jobs, Tenants, Tx } from "@mes/domain"
+import { testDatabaseKind } from "../src/index.ts"
+import { asTenant, useDomainApp } from "./domain-app.ts"
 
-let scope: Scope.Closeable
-let run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
-
-beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const app = DomainLive.pipe(
-    Layer.provideMerge(StoresPg),
-    Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
-    Layer.provideMerge(testDatabase({ pipeline: 4 }))
-  )
-  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
-  run = (effect) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<any, any>)
-})
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, CurrentTenant, { id: tenantId, plan: "free", via: "api_key" })
+const run = useDomainApp({ pipeline: 4 })
 
 // PGlite has no pool to pipeline
 describe.skipIf(testDatabaseKind() === "pglite")("pipelined pool", () => {

@@ -1,32 +1,14 @@
 // The part roll-up under concurrency (spec 2.2, 3.2): operations of one part moved at the same time
 // by requests on different connections still leave the part with the status all of them imply.
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql/SqlClient"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CurrentTenant, DomainLive, Jobs, Operations, Tenants, UrlGuard } from "@mes/domain"
-import { StoresPg, testDatabase, testDatabaseKind } from "../src/index.ts"
+import { describe, expect, it } from "vitest"
+import { Jobs, Operations, Tenants } from "@mes/domain"
+import { testDatabaseKind } from "../src/index.ts"
+import { asTenant, useDomainApp } from "./domain-app.ts"
 
-let scope: Scope.Closeable
-let run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
-
-beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const app = DomainLive.pipe(
-    Layer.provideMerge(StoresPg),
-    Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
-    // every request on a connection of its own (testDatabase's default), as under load
-    Layer.provideMerge(testDatabase())
-  )
-  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
-  run = (effect) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<any, any>)
-})
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, CurrentTenant, { id: tenantId, plan: "free", via: "api_key" })
+// every request on a connection of its own (testDatabase's default), as under load
+const run = useDomainApp()
 
 // PGlite is one session: its statements never overlap, so only PostgreSQL can show the race
 describe.skipIf(testDatabaseKind() === "pglite")("part roll-up under concurrency", () => {

@@ -1,28 +1,13 @@
 // Store-level guarantees on the real driver (PGlite, or PostgreSQL with DATABASE_URL): migrations
 // apply once, a transaction that fails halfway leaves nothing, guarded moves have one winner.
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CurrentTenant, Jobs, DomainLive, Tenants, UrlGuard } from "@mes/domain"
-import { migrate, splitStatements, StoresPg, testDatabase } from "../src/index.ts"
+import { describe, expect, it } from "vitest"
+import { Jobs, Tenants } from "@mes/domain"
+import { migrate, splitStatements } from "../src/index.ts"
+import { asTenant, useDomainApp } from "./domain-app.ts"
 
-let scope: Scope.Closeable
-let run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
-
-beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const app = DomainLive.pipe(
-    Layer.provideMerge(StoresPg),
-    Layer.provideMerge(Layer.succeed(UrlGuard, UrlGuard.allowAll)),
-    Layer.provideMerge(testDatabase())
-  )
-  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
-  run = (effect) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<any, any>)
-})
-afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, CurrentTenant, { id: tenantId, plan: "free", via: "api_key" })
+const run = useDomainApp()
 
 describe("splitStatements", () => {
   it("splits on semicolons outside quotes, dollar-quoted bodies and comments", () => {

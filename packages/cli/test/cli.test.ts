@@ -15,7 +15,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { decodeProtectedHeader, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db } from "@mes/adapters-pg"
-import { everyTool, type RestOfTenant } from "../../adapters-mcp/test/scenario.ts"
+import { callTool, everyTool } from "../../adapters-mcp/test/scenario.ts"
+import { client as restClient } from "../../adapters-http/test/harness.ts"
 
 const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -470,8 +471,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     await client.connect(transport)
     return client
   }
-  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-    (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: any }
+  const call = callTool
 
   it("in process on the database: tools listed, a job created and started; read-only hides the writes; tenants stay apart", async () => {
     const client = await mcpClient(["--api-key", apiKey])
@@ -497,22 +497,13 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     }
   })
 
-  /** REST calls of one tenant against a running server, for the shared every-tool scenario. */
-  const restOf = (url: string, key: string): RestOfTenant => {
-    const send = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
-      return { status: res.status, body: (await res.json()) as any }
-    }
-    return { get: (path) => send("GET", path), post: (path, body) => send("POST", path, body) }
-  }
-
   it("with --backend-url: every tool of a real mes mcp process over stdio, each effect checked over REST", async () => {
     const fresh = await json(["tenant", "create", "--name", "MCP every tool"])
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
     const url = await listening(server)
     const every = await mcpClient(["--backend-url", url, "--api-key", fresh.api_key])
     try {
-      await everyTool(every, restOf(url, fresh.api_key), "MCP-STDIO")
+      await everyTool(every, restClient(url, fresh.api_key), "MCP-STDIO")
     } finally {
       await every.close()
     }
@@ -544,7 +535,7 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     const theirs = await connectHttp(other.api_key)
     const every = await connectHttp(fresh.api_key)
     try {
-      await everyTool(every, restOf(url, fresh.api_key), "MCP-HTTP-ALL")
+      await everyTool(every, restClient(url, fresh.api_key), "MCP-HTTP-ALL")
       expect((await mine.listTools()).tools).toHaveLength(20)
       const created = await call(mine, "create_job", { job_number: "MCP-HTTP-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
       expect(created.isError, created.content[0]!.text).toBeFalsy()
