@@ -37,12 +37,15 @@ export const allHandlers = Effect.gen(function*() {
   }
 })
 
-/** The REST API as router routes (mount into your own HttpRouter, or serve with `HttpServerLive`). */
-export const ApiRoutes = (options?: Partial<ServerOptions>) =>
-  Layer.unwrap(Effect.gen(function*() {
+/** The API's routes with the settings they use: the environment's (MES_*), overridden by `options`. */
+const apiRoutes = (options?: Partial<ServerOptions>) =>
+  Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
-    return routes(yield* allHandlers, config)
-  }))
+    return { config, api: routes(yield* allHandlers, config) }
+  })
+
+/** The REST API as router routes (mount into your own HttpRouter, or serve with `HttpServerLive`). */
+export const ApiRoutes = (options?: Partial<ServerOptions>) => Layer.unwrap(Effect.map(apiRoutes(options), ({ api }) => api))
 
 /**
  * A Node server that holds any request parsed before the application's handler is attached and hands
@@ -93,9 +96,8 @@ export const HttpServerLive = (
   extraRoutes?: (self: WebHandler) => Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants>
 ) =>
   Layer.unwrap(Effect.gen(function*() {
-    const config = { ...(yield* ServerOptionsConfig), ...options }
+    const { api, config } = yield* apiRoutes(options)
     let inProcess: WebHandler = () => Promise.reject(new Error("the server is not started yet"))
-    const api = routes(yield* allHandlers, config)
     const router = yield* HttpRouter.toHttpEffect(extraRoutes === undefined ? api : Layer.merge(api, extraRoutes((request) => inProcess(request))))
     // what the router refuses itself (a path it cannot decode) is answered in the envelope too
     const app = router.pipe(Effect.catchTag("HttpServerError", (e) =>

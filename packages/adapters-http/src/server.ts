@@ -102,6 +102,9 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** Idempotency-Key: visible ASCII, at most 255 characters (a UUID is the usual choice). */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
+/** The bytes of a success answer (`data` built by the database is copied in, never parsed). */
+const successBytes = (data: unknown) => encodeJson({ success: true, data })
+
 /** A strong validator of one record's representation: the hash of the bytes a read of it answers. */
 const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
 
@@ -208,7 +211,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
       Option.isNone(tx) ? write : tx.value.transaction(Effect.gen(function*() {
         yield* tx.value.lockRow(versioned.table, id)
         const current = yield* versioned.read({ query: { id }, body: undefined })
-        if (!ifMatchAccepts(ifMatch, etagOf(encodeJson({ success: true, data: current.data })))) {
+        if (!ifMatchAccepts(ifMatch, etagOf(successBytes(current.data)))) {
           return yield* new PreconditionFailed({ message: "The record changed since the version named in If-Match; read it again (GET ?id=) for its current ETag" })
         }
         return yield* write
@@ -246,10 +249,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
             const run = versioned !== undefined && ifMatch !== undefined && query.id !== undefined
               ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
               : handler({ query, body })
-            const write = Effect.map(run, (reply): KeptReply => ({
-              status: reply.status,
-              body: encodeJson({ success: true, data: reply.data })
-            }))
+            const write = Effect.map(run, (reply): KeptReply => ({ status: reply.status, body: successBytes(reply.data) }))
             const once = idempotencyKey === undefined || Option.isNone(idempotency)
               ? Effect.map(write, (reply) => ({ replayed: false, reply }))
               : idempotency.value.once(caller.tenantId, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write)

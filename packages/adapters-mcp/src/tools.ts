@@ -4,11 +4,11 @@
 import { OpenApi } from "effect/http-api"
 import { Api, BASE_PATH } from "@mes/adapters-http"
 import type { RestRequest } from "./backend.ts"
+import type { Toolset } from "./toolsets.ts"
 
 export type JsonSchema = Record<string, any>
 
-export type Toolset = "dashboard" | "jobs" | "parts" | "operations" | "quality" | "substeps"
-export const TOOLSETS: ReadonlyArray<Toolset> = ["dashboard", "jobs", "parts", "operations", "quality", "substeps"]
+export { TOOLSETS, type Toolset } from "./toolsets.ts"
 
 export interface ToolSpec {
   readonly name: string
@@ -88,8 +88,8 @@ const idOnly = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   additionalProperties: false
 })
 
-const strings = (args: Record<string, unknown>, omit: ReadonlyArray<string> = []) =>
-  Object.fromEntries(Object.entries(args).filter(([k, v]) => !omit.includes(k) && v !== undefined && v !== null).map(([k, v]) => [k, String(v)]))
+const strings = (args: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, String(v)]))
 
 const withoutId = (args: Record<string, unknown>) => {
   const { id: _id, ...rest } = args
@@ -132,7 +132,7 @@ const PART_FIELDS = ["id", "job_id", "part_number", "quantity", "material", "sta
 const TASK_FIELDS = ["id", "part_id", "operation_name", "sequence", "status", "cell_id", "assigned_operator_id", "completion_percentage", "actual_time"]
 const ISSUE_FIELDS = ["id", "title", "severity", "status", "issue_type", "ncr_number", "operation_id", "created_at"]
 
-const jobAction = (action: "start" | "stop" | "complete" | "resume", title: string, done: string): Omit<ToolSpec, "inputSchema" | "outputSchema"> & { inputSchema?: JsonSchema } => ({
+const jobAction = (action: "start" | "stop" | "complete" | "resume", title: string, done: string): ToolSpec => ({
   name: `${action}_job`,
   title,
   description: `${title} (job lifecycle, spec 3.1). Refused with INVALID_STATE_TRANSITION from the wrong status.`,
@@ -140,6 +140,8 @@ const jobAction = (action: "start" | "stop" | "complete" | "resume", title: stri
   readOnly: false,
   destructive: false,
   idempotent: false,
+  inputSchema: idOnly(),
+  outputSchema: RECORD_OUTPUT,
   request: (a) => ({ method: "POST", path: `/api-job-lifecycle/${action}`, query: strings(a) }),
   result: (d) => ({ message: `Job ${d.job.job_number} ${done}: status ${d.job.status}`, value: d })
 })
@@ -187,7 +189,6 @@ const fetchTool = (doc: ReturnType<typeof document>, o: {
 /** Every tool, built from the API definition once. */
 export const allTools = (): ReadonlyArray<ToolSpec> => {
   const doc = document()
-  const jobActionTool = (spec: ReturnType<typeof jobAction>): ToolSpec => ({ ...spec, inputSchema: idOnly(), outputSchema: RECORD_OUTPUT })
   return [
     fetchTool(doc, { name: "fetch_jobs", title: "Find jobs", description: "List jobs with their status, customer and due date; filters as GET /api-jobs.", toolset: "jobs", path: "/api-jobs", plural: "jobs", noun: "job", fields: JOB_FIELDS, shape: (j) => ({ ...j, parts: Array.isArray(j.parts) ? j.parts.length : undefined }) }),
     fetchTool(doc, { name: "fetch_parts", title: "Find parts", description: "List parts of jobs; filters as GET /api-parts.", toolset: "parts", path: "/api-parts", plural: "parts", noun: "part", fields: PART_FIELDS }),
@@ -237,10 +238,10 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       request: (a) => ({ method: "PATCH", path: "/api-jobs", query: { id: String(a.id ?? "") }, body: withoutId(a) }),
       result: (d) => ({ message: `Job ${d.job.job_number} updated`, value: d })
     },
-    jobActionTool(jobAction("start", "Start a job", "started")),
-    jobActionTool(jobAction("stop", "Put a job on hold", "stopped")),
-    jobActionTool(jobAction("complete", "Complete a job", "completed")),
-    jobActionTool(jobAction("resume", "Resume a job", "resumed")),
+    jobAction("start", "Start a job", "started"),
+    jobAction("stop", "Put a job on hold", "stopped"),
+    jobAction("complete", "Complete a job", "completed"),
+    jobAction("resume", "Resume a job", "resumed"),
     operationAction("start", "Start an operation", "started", true),
     operationAction("pause", "Pause an operation", "paused", false),
     operationAction("resume", "Resume an operation", "resumed", true),

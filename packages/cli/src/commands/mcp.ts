@@ -5,9 +5,8 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
+import { type Toolset, TOOLSETS } from "@mes/adapters-mcp/toolsets"
 import { reportErrors, userError } from "../output.ts"
-
-const TOOLSETS = ["dashboard", "jobs", "parts", "operations", "quality", "substeps"] as const
 
 export const mcp = Command.make("mcp", {
   backendUrl: Flag.String("backend-url").pipe(Flag.withDescription("REST API to call, e.g. http://127.0.0.1:8787/functions/v1 (default: in process on the database)"), Flag.optional),
@@ -28,6 +27,6 @@ export const mcp = Command.make("mcp", {
     yield* live.runMcp({
       apiKey: key.value,
       backendUrl: Option.getOrUndefined(backendUrl),
-      options: { readOnly, ...(Option.isSome(sets) ? { toolsets: sets.value as Array<(typeof TOOLSETS)[number]> } : {}) }
+      options: { readOnly, ...(Option.isSome(sets) ? { toolsets: sets.value as Array<Toolset> } : {}) }
     })
   }).pipe(reportErrors)).pipe(Command.withDescription("Run the MCP tool server for assistants on stdio"))
