@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Tenants } from "@mes/domain"
+import { adminHandlers } from "./handlers/api-admin.ts"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
 import { dashboardHandlers } from "./handlers/api-dashboard.ts"
@@ -33,7 +34,8 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* lifecycleHandlers),
     ...(yield* batchHandlers),
     ...(yield* webhookHandlers),
-    ...(yield* dashboardHandlers)
+    ...(yield* dashboardHandlers),
+    ...(yield* adminHandlers)
   }
 })
 

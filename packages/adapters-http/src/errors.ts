@@ -7,6 +7,7 @@ export interface ErrorEnvelope {
     readonly code: string
     readonly message: string
     readonly details?: ReadonlyArray<ValidationDetail>
+    readonly rateLimitInfo?: { readonly remaining: number; readonly resetAt: string; readonly retryAfter: number }
     readonly statusCode: number
   }
 }
@@ -30,10 +31,15 @@ const statusOf: Record<DomainError["_tag"], readonly [number, string]> = {
   Conflict: [409, "CONFLICT"],
   InvalidStateTransition: [409, "INVALID_STATE_TRANSITION"],
   PreconditionFailed: [412, "PRECONDITION_FAILED"],
-  ValidationFailed: [422, "VALIDATION_ERROR"]
+  ValidationFailed: [422, "VALIDATION_ERROR"],
+  RateLimited: [429, "RATE_LIMIT_EXCEEDED"]
 }
 
 export const fromDomainError = (e: DomainError): ErrorEnvelope => {
   const [status, code] = statusOf[e._tag]
+  if (e._tag === "RateLimited") {
+    const { remaining, resetAt, retryAfter } = e.info
+    return { success: false, error: { code, message: e.message, rateLimitInfo: { remaining, resetAt, retryAfter }, statusCode: status } }
+  }
   return errorEnvelope(status, code, e.message, e._tag === "ValidationFailed" ? e.details : undefined)
 }

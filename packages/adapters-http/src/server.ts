@@ -25,12 +25,16 @@ import {
   type KeptReply,
   MAX_INPUT_DEPTH,
   nestsDeeperThan,
+  type Plan,
   PreconditionFailed,
+  RateLimits,
+  type RateLimitInfo,
   Readiness,
   type ReferenceTable,
   Tenants,
   Tx
 } from "@mes/domain"
+import { authenticator, credentialsOf } from "./auth.ts"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
@@ -43,6 +47,8 @@ export interface ApiRequest {
 export interface ApiReply {
   readonly status: number
   readonly data: unknown
+  /** A response of its own (a download, a stream) instead of `data` in the envelope. */
+  readonly response?: HttpServerResponse.HttpServerResponse
 }
 
 /** A resource whose PATCH honours If-Match: its table, and its read of one record (GET ?id=). */
@@ -57,6 +63,24 @@ export type Handlers<R> = Readonly<Record<string, Handler<R>>>
 
 export const ok = (data: unknown, status = 200): ApiReply => ({ status, data })
 
+/** A handler's answer that is not `data` in the envelope (the export's stream, the reset's own failure envelope). */
+export const raw = (response: HttpServerResponse.HttpServerResponse): ApiReply => ({ status: response.status, data: undefined, response })
+
+/**
+ * How an endpoint authenticates (spec 5): an API key (default); the monthly task's cron secret or service key
+ * (spec 4.13); a signed-in user's session token, admins only (spec 4.11); or either of key and admin session.
+ */
+export type Access = "key" | "cron" | "admin" | "keyOrAdmin"
+
+/** Endpoints that do not take an API key alone. */
+const accessOf: Readonly<Record<string, Access>> = {
+  "monthlyReset.run": "cron",
+  "export.run": "admin",
+  "apiKeys.create": "keyOrAdmin",
+  "apiKeys.list": "keyOrAdmin",
+  "apiKeys.remove": "keyOrAdmin"
+}
+
 export interface ServerOptions {
   /** Largest accepted request body in bytes (413 above it). */
   readonly maxBodyBytes: number
@@ -66,13 +90,26 @@ export interface ServerOptions {
   readonly requestTimeout: Duration.Duration
   /** On SIGTERM, in-flight requests get this long to finish before they are cut (MES_SHUTDOWN_TIMEOUT). */
   readonly shutdownTimeout: Duration.Duration
+  /** `x-cron-secret` of the monthly reset task (CRON_SECRET); unset: only the service key works. */
+  readonly cronSecret: string | undefined
+  /** `Authorization: Bearer` of service-level callers such as the monthly reset task (SERVICE_ROLE_KEY). */
+  readonly serviceRoleKey: string | undefined
+  /** HS256 secret of user session tokens (MES_JWT_SECRET); unset: no session token is valid. */
+  readonly jwtSecret: string | undefined
 }
+
+/** A secret from the environment; unset or empty is none. */
+const secretConfig = (name: string) =>
+  Config.String(name).pipe(Config.option, Config.map((v) => Option.getOrUndefined(Option.filter(v, (s) => s !== ""))))
 
 export const ServerOptionsConfig = Config.all({
   maxBodyBytes: Config.Int("MES_MAX_BODY_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
   logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false)),
   requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", Duration.seconds(30)),
-  shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10))
+  shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10)),
+  cronSecret: secretConfig("CRON_SECRET"),
+  serviceRoleKey: secretConfig("SERVICE_ROLE_KEY"),
+  jwtSecret: secretConfig("MES_JWT_SECRET")
 })
 
 /** Seconds a client should wait before it retries a 503 (`Retry-After`). */
@@ -87,8 +124,9 @@ const databaseUnreachable = (cause: Cause.Cause<unknown>): boolean =>
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-allow-headers": "authorization, x-client-info, apikey, content-type, x-api-key, idempotency-key, if-match",
-  "access-control-expose-headers": "etag, idempotent-replayed, retry-after",
+  "access-control-allow-headers": "authorization, x-client-info, apikey, content-type, x-api-key, idempotency-key, if-match, x-cron-secret",
+  "access-control-expose-headers":
+    "etag, idempotent-replayed, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, ratelimit, ratelimit-policy, content-disposition",
   "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
   "access-control-max-age": "86400"
 }
@@ -147,14 +185,21 @@ const queryOf = (url: string): Record<string, string> => {
   return out
 }
 
+const NO_LIMITS: RateLimits["Service"] = { enabled: false, admit: () => Effect.succeed(undefined) }
+
+/** spec 8 (cloud): the plan's daily limit on every response, as X-RateLimit-* and the IETF RateLimit fields. */
+const limitHeaders = (l: RateLimitInfo): Record<string, string> => ({
+  "x-ratelimit-limit": String(l.limit),
+  "x-ratelimit-remaining": String(l.remaining),
+  "x-ratelimit-reset": String(Math.floor(Date.parse(l.resetAt) / 1000)),
+  "ratelimit-policy": `"daily";q=${l.limit};w=86400`,
+  "ratelimit": `"daily";r=${l.remaining};t=${l.retryAfter}`
+})
+
 /** The credential of spec 5.2: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
 export const credentialOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
-  const auth = headers["authorization"]
-  if (auth !== undefined) {
-    const m = /^Bearer\s+(.+)$/i.exec(auth.trim())
-    if (m) return m[1]!.trim()
-  }
-  return headers["x-api-key"]?.trim() || undefined
+  const c = credentialsOf(headers)
+  return c.bearer ?? c.apiKey
 }
 
 const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
@@ -180,7 +225,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */
 export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
-    const tenants = yield* Tenants
+    const authenticate = authenticator(yield* Tenants, options)
+    const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => NO_LIMITS)
     const commitSignal = yield* Effect.serviceOption(CommitSignal)
     const idempotency = yield* Effect.serviceOption(Idempotency)
     // CurrentTenant is provided per request after authentication, not by the layer
@@ -217,7 +263,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
         return yield* write
       }))
 
-    const serve = (handler: Handler<R>, withBody: boolean, spec: ListSpec<any, string> | undefined, versioned?: Versioned<R>) =>
+    const serve = (handler: Handler<R>, access: Access, withBody: boolean, spec: ListSpec<any, string> | undefined, versioned?: Versioned<R>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const started = options.logRequests ? Date.now() : 0
@@ -241,33 +287,35 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
         if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
           return fail(400, "BAD_REQUEST", "Idempotency-Key must be 1 to 255 visible ASCII characters")
         }
-        const credential = credentialOf(request.headers)
-        if (credential === undefined) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
-        const response = yield* tenants.authenticate(credential).pipe(
-          Effect.flatMap((caller) => {
+        let limit: RateLimitInfo | undefined
+        const response = yield* authenticate(access, credentialsOf(request.headers)).pipe(
+          Effect.flatMap((caller) => Effect.gen(function*() {
+            if (caller.via !== "service") limit = yield* rateLimits.admit({ id: caller.id, plan: caller.plan as Plan })
             const ifMatch = request.headers["if-match"]
             const run = versioned !== undefined && ifMatch !== undefined && query.id !== undefined
               ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
               : handler({ query, body })
-            const write = Effect.map(run, (reply): KeptReply => ({ status: reply.status, body: successBytes(reply.data) }))
+            const write = Effect.map(run, (reply): KeptReply | ApiReply =>
+              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data) })
             const once = idempotencyKey === undefined || Option.isNone(idempotency)
               ? Effect.map(write, (reply) => ({ replayed: false, reply }))
-              : idempotency.value.once(caller.tenantId, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write)
-            return once.pipe(Effect.provideService(CurrentTenant, { id: caller.tenantId, plan: caller.plan, via: "api_key" }))
-          }),
+              : idempotency.value.once(caller.id, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write as Effect.Effect<KeptReply, DomainError, R | CurrentTenant>)
+            return yield* once.pipe(Effect.provideService(CurrentTenant, caller))
+          })),
           Effect.tap(({ replayed }) =>
             !replayed && (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void
           ),
           Effect.map(({ replayed, reply }) =>
-            bytes(reply.status, reply.body, {
+            "response" in reply && reply.response !== undefined ? reply.response : bytes(reply.status, (reply as KeptReply).body, {
               ...(replayed ? { "idempotent-replayed": "true" } : {}),
               // a read of one record carries its version for a later If-Match
-              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf(reply.body) } : {})
+              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf((reply as KeptReply).body) } : {})
             })
           ),
           Effect.catch((e: DomainError) => {
             const envelope = fromDomainError(e)
-            return Effect.succeed(json(envelope.error.statusCode, envelope))
+            if (e._tag === "RateLimited") limit = e.info
+            return Effect.succeed(json(envelope.error.statusCode, envelope, e._tag === "RateLimited" ? { "retry-after": String(e.info.retryAfter) } : {}))
           }),
           Effect.timeoutOrElse({
             duration: options.requestTimeout,
@@ -289,6 +337,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
           ),
           Effect.provideContext(context)
         )
+        const answered = limit === undefined ? response : HttpServerResponse.setHeaders(response, limitHeaders(limit))
         if (options.logRequests) {
           yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
             method: request.method,
@@ -297,7 +346,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
             ms: Date.now() - started
           }))
         }
-        return response
+        return answered
       })
 
     const byPath = new Map<string, Set<string>>()
@@ -307,7 +356,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
       const table = versionedTables[e.group]
       const read = handlers[`${e.group}.list`]
       const versioned = e.name === "update" && table !== undefined && read !== undefined ? { table, read } : undefined
-      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, withBody, listSpecs[`${e.group}.${e.name}`], versioned))
+      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, accessOf[`${e.group}.${e.name}`] ?? "key", withBody, listSpecs[`${e.group}.${e.name}`], versioned))
     }
     for (const [path, methods] of byPath) {
       const allow = [...methods, "OPTIONS"].join(", ")

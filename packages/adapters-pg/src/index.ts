@@ -1,6 +1,7 @@
 import * as Layer from "effect/Layer"
 import { Catalog } from "./catalog.ts"
 import { BatchStorePg } from "./stores/batches.ts"
+import { ExportStorePg, MonthlyResetStorePg, RequestCounterPg } from "./stores/billing.ts"
 import { CellStorePg } from "./stores/cells.ts"
 import { OutboxPg } from "./stores/outbox.ts"
 import { DeliveryStorePg } from "./stores/deliveries.ts"
@@ -28,6 +29,6 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
-  WebhookStorePg, WebhookLogStorePg).pipe(Layer.provide(Catalog.layer))
+  WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -44,7 +44,8 @@ export const liveCondition: Record<ReferenceTable, (alias: string) => string> = 
   profiles: () => "true",
   batches: () => "true",
   webhooks: () => "true",
-  webhook_logs: () => "true"
+  webhook_logs: () => "true",
+  api_keys: () => "true"
 }
 
 /**

@@ -5,6 +5,7 @@ import { Command } from "effect/cli"
 import { key } from "./commands/key.ts"
 import { mcp } from "./commands/mcp.ts"
 import { migrate } from "./commands/migrate.ts"
+import { monthlyReset } from "./commands/monthly-reset.ts"
 import { profile } from "./commands/profile.ts"
 import { serve } from "./commands/serve.ts"
 import { tenant } from "./commands/tenant.ts"
@@ -14,7 +15,7 @@ export const VERSION = "0.1.0"
 
 export const mes = Command.make("mes").pipe(
   Command.withDescription("Manufacturing execution service"),
-  Command.withSubcommands([serve, migrate, tenant, key, profile, token, mcp])
+  Command.withSubcommands([serve, migrate, tenant, key, profile, token, monthlyReset, mcp])
 )
 
 /** Runs `mes` on the process arguments; logs go to stderr so stdout carries only command output. */

@@ -8,7 +8,7 @@ import { HttpServer } from "effect/http"
 import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, type WebHandler, WebhookDispatcher } from "@mes/adapters-http"
 import { mcpHttpRoutes, restBackend } from "@mes/adapters-mcp/http"
 import { PlannerStatistics } from "@mes/adapters-pg"
-import { Tenants } from "@mes/domain"
+import { MonthlyResetSchedule, Tenants } from "@mes/domain"
 import { AppLive, DatabaseConfig, withLayer } from "./app.ts"
 import { markSignalAsShutdown } from "./signals.ts"
 
@@ -24,11 +24,17 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
 const mcpAt = (self: WebHandler) => mcpHttpRoutes(`${BASE_PATH}/mcp`, (key) => restBackend(`http://mes.local${BASE_PATH}`, key, self))
 
 /**
- * The server, the webhook dispatcher (MES_WEBHOOK_*), first planner statistics of a fresh database,
+ * The server, the webhook dispatcher (MES_WEBHOOK_*), the monthly reset's schedule (MES_MONTHLY_RESET),
+ * first planner statistics of a fresh database,
  * domain, stores and database as one layer (exposes HttpServer and the services).
  */
 export const ServeLive = (listen: { readonly port: number; readonly host: string }) =>
-  Layer.mergeAll(HttpServerLive(listen, {}, mcpAt), WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive)), PlannerStatistics.layer).pipe(
+  Layer.mergeAll(
+    HttpServerLive(listen, {}, mcpAt),
+    WebhookDispatcher.layerConfig.pipe(Layer.provide(UrlGuardLive)),
+    PlannerStatistics.layer,
+    MonthlyResetSchedule
+  ).pipe(
     // one signal shared by the API and the dispatcher: a committed write wakes delivery at once
     Layer.provide(CommitSignal.layer),
     Layer.provideMerge(AppLive())

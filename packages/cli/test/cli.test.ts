@@ -416,6 +416,135 @@ describe.skipIf(serverUrl !== undefined)("mes serve on a fresh embedded database
   })
 })
 
+/** Waits until `pattern` appears in the process's stderr (log lines go there). */
+const logged = (server: ReturnType<typeof start>, pattern: RegExp) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (pattern.test(server.output().stderr)) {
+        clearInterval(timer)
+        resolve()
+      }
+    }, 50)
+    server.exited.then((r) => {
+      clearInterval(timer)
+      reject(new Error(`exited ${r.code}: ${r.stderr}`))
+    })
+  })
+
+/** A new tenant whose monthly count holds `parts` (written straight to the usage ledger). */
+const tenantWithUsage = async (name: string, parts: number) => {
+  const t = await json(["tenant", "create", "--name", name])
+  await sqlOf(`INSERT INTO part_usage (tenant_id, parts) VALUES ('${t.tenant_id}', ${parts})`)
+  return t as { tenant_id: string; api_key: string }
+}
+
+const resetLogs = (tenant: string) =>
+  sqlOf(`SELECT previous_parts_count, metadata FROM monthly_reset_logs WHERE tenant_id = '${tenant}' ORDER BY reset_date`)
+
+/** Forgets that this month's scheduled reset ran, as if the process had been down at midnight on the 1st. */
+const forgetThisPeriod = () => sqlOf(`DELETE FROM monthly_reset_periods WHERE period_start = date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`)
+
+describe("mes monthly-reset, key list/revoke, tenant set-plan (issue 10)", () => {
+  it("monthly-reset --json prints the HTTP task's summary; a second run finds 0", async () => {
+    const t = await tenantWithUsage("Reset by cron", 7)
+    const first = await json(["monthly-reset"])
+    expect(Object.keys(first).sort()).toEqual(["message", "reset_details", "summary"])
+    expect(first.reset_details).toContainEqual({ tenant_id: t.tenant_id, previous_count: 7, reset_successful: true })
+    expect(first.summary).toMatchObject({ failed_resets: 0, successful_resets: first.reset_details.length })
+    const second = await json(["monthly-reset"])
+    expect(second.reset_details).toContainEqual({ tenant_id: t.tenant_id, previous_count: 0, reset_successful: true })
+    const human = await mes(["monthly-reset"])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/^Monthly reset completed: \d+ tenant\(s\) reset/)
+    expect((await resetLogs(t.tenant_id)).map((l) => [l.previous_parts_count, l.metadata.trigger])).toEqual([[7, "cli"], [0, "cli"], [0, "cli"]])
+  })
+
+  it("key list shows what key create made; key revoke stops it", async () => {
+    const t = await json(["tenant", "create", "--name", "Key rotation"])
+    await json(["key", "create", "--tenant", t.tenant_id, "--test", "--name", "rotating"])
+    const listed = (await json(["key", "list", "--tenant", t.tenant_id])).api_keys as Array<Record<string, any>>
+    expect(listed.map((k) => k.name).sort()).toEqual(["initial", "rotating"])
+    expect(JSON.stringify(listed)).not.toContain(t.api_key)
+    const initial = listed.find((k) => k.name === "initial")!
+    const revoked = await json(["key", "revoke", "--tenant", t.tenant_id, "--id", initial.id])
+    expect(revoked.api_key).toMatchObject({ id: initial.id, revoked_at: expect.stringMatching(/^\d{4}-/) })
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    const url = await listening(server)
+    expect((await fetch(`${url}/api-jobs`, { headers: { authorization: `Bearer ${t.api_key}` } })).status).toBe(401)
+    server.child.kill("SIGTERM")
+    await server.exited
+    const unknown = await mes(["key", "revoke", "--tenant", t.tenant_id, "--id", "00000000-0000-4000-8000-000000000000", "--json"])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toContain("not found")
+  })
+
+  it("tenant set-plan changes the plan", async () => {
+    const t = await json(["tenant", "create", "--name", "Upgrading"])
+    expect(await json(["tenant", "set-plan", "--tenant", t.tenant_id, "--plan", "premium"])).toEqual({ tenant_id: t.tenant_id, plan: "premium" })
+    expect((await sqlOf(`SELECT plan FROM tenants WHERE id = '${t.tenant_id}'`))[0]!.plan).toBe("premium")
+    const bad = await mes(["tenant", "set-plan", "--tenant", t.tenant_id, "--plan", "gold"])
+    expect(bad.code).not.toBe(0)
+  })
+
+  it("mes serve catches up a missed scheduled reset on start; MES_MONTHLY_RESET=off leaves it to cron", async () => {
+    const t = await tenantWithUsage("Missed midnight", 4)
+    await forgetThisPeriod()
+    const off = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_MONTHLY_RESET: "off" })
+    await listening(off)
+    off.child.kill("SIGTERM")
+    await off.exited
+    expect(await resetLogs(t.tenant_id)).toEqual([])
+
+    const on = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    await listening(on)
+    await logged(on, /Monthly reset completed/)
+    on.child.kill("SIGTERM")
+    await on.exited
+    expect(await resetLogs(t.tenant_id)).toEqual([{ previous_parts_count: 4, metadata: { trigger: "schedule", period_start: expect.any(String) } }])
+    // the period is done: the next start resets nothing
+    const again = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    await listening(again)
+    again.child.kill("SIGTERM")
+    await again.exited
+    expect(await resetLogs(t.tenant_id)).toHaveLength(1)
+  })
+})
+
+describe.skipIf(serverUrl === undefined)("two mes serve processes on one PostgreSQL (issue 10)", () => {
+  it("run a missed scheduled reset once between them", async () => {
+    const t = await tenantWithUsage("Two processes", 9)
+    await forgetThisPeriod()
+    const servers = [start(["serve", "--port", "0", "--host", "127.0.0.1"]), start(["serve", "--port", "0", "--host", "127.0.0.1"])]
+    await Promise.all(servers.map(listening))
+    await Promise.race(servers.map((s) => logged(s, /Monthly reset completed/)))
+    // give the other a moment to find the period taken
+    await new Promise((r) => setTimeout(r, 500))
+    for (const s of servers) s.child.kill("SIGTERM")
+    await Promise.all(servers.map((s) => s.exited))
+    expect((await resetLogs(t.tenant_id)).map((l) => l.previous_parts_count)).toEqual([9])
+    expect(servers.filter((s) => /Monthly reset completed/.test(s.output().stderr))).toHaveLength(1)
+  })
+
+  it("share one daily request count in cloud mode", async () => {
+    const t = await json(["tenant", "create", "--name", "Shared count", "--plan", "free"])
+    const servers = [0, 1].map(() => start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_DEPLOYMENT: "cloud" }))
+    const urls = await Promise.all(servers.map(listening))
+    const get = (url: string) => fetch(`${url}/api-jobs?limit=1`, { headers: { authorization: `Bearer ${t.api_key}` } })
+    for (let i = 0; i < 100; i++) {
+      const res = await get(urls[i % 2]!)
+      expect(res.status).toBe(200)
+      expect(res.headers.get("x-ratelimit-remaining")).toBe(String(99 - i))
+    }
+    for (const url of urls) {
+      const refused = await get(url)
+      expect(refused.status).toBe(429)
+      expect(((await refused.json()) as any).error.code).toBe("RATE_LIMIT_EXCEEDED")
+    }
+    for (const s of servers) s.child.kill("SIGTERM")
+    await Promise.all(servers.map((s) => s.exited))
+  })
+})
+
 describe("mes serve delivers webhooks", () => {
   it("a committed write wakes the in-process dispatcher: delivered long before the (30 s) poll", async () => {
     const received: Array<{ headers: Record<string, unknown>; body: string; at: number }> = []

@@ -51,6 +51,24 @@ export class PreconditionFailed extends Data.TaggedError("PreconditionFailed")<{
 /** Plan limit reached (402). */
 export class QuotaExceeded extends Data.TaggedError("QuotaExceeded")<{ readonly message: string }> {}
 
+/** What a client past its plan's request limit is told (spec 8: `error.rateLimitInfo`). */
+export interface RateLimitInfo {
+  /** Requests the plan allows per UTC day. */
+  readonly limit: number
+  readonly remaining: number
+  /** When the count starts again (the next UTC midnight), ISO 8601. */
+  readonly resetAt: string
+  /** Seconds until then. */
+  readonly retryAfter: number
+}
+
+/** The tenant's plan allows no more requests today (429, spec 8). */
+export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly info: RateLimitInfo }> {
+  override get message() {
+    return `Daily request limit of ${this.info.limit} reached; it resets at ${this.info.resetAt}`
+  }
+}
+
 export type DomainError =
   | BadRequest
   | Unauthorized
@@ -61,3 +79,4 @@ export type DomainError =
   | InvalidStateTransition
   | PreconditionFailed
   | QuotaExceeded
+  | RateLimited

@@ -1,5 +1,8 @@
 import * as Layer from "effect/Layer"
 import { Batches } from "./batches/service.ts"
+import { Export } from "./billing/export.ts"
+import { MonthlyReset } from "./billing/monthly-reset.ts"
+import { RateLimits } from "./billing/rate-limits.ts"
 import { Cells } from "./cells/service.ts"
 import { Dashboard } from "./dashboard/service.ts"
 import { Issues } from "./issues/service.ts"
@@ -17,4 +20,4 @@ import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
 export const DomainLive = Layer.mergeAll(Tenants.layer, Jobs.layer, Parts.layer, Operations.layer, Sync.layer,
   TimeEntries.layer,
   Batches.layer, Cells.layer, Profiles.layer, Issues.layer, Substeps.layer,
-  Webhooks.layer, WebhookLogs.layer, Dashboard.layer)
+  Webhooks.layer, WebhookLogs.layer, Dashboard.layer, MonthlyReset.layer, Export.layer, RateLimits.layer)

@@ -7,8 +7,11 @@ import type { Conflict, ValidationFailed } from "./errors.ts"
 export class CurrentTenant extends Context.Service<CurrentTenant, {
   readonly id: string
   readonly plan: string
-  /** "api_key" for integration keys, "user" for session tokens (spec 5.4). */
-  readonly via: "api_key" | "user"
+  /**
+   * "api_key" for integration keys, "user" for session tokens (spec 5.4), "service" for the service-level
+   * caller of the monthly task (spec 4.13), which acts for no tenant (`id` is empty).
+   */
+  readonly via: "api_key" | "user" | "service"
   readonly role?: "admin" | "operator"
 }>()("mes/domain/CurrentTenant") {}
 
@@ -31,6 +34,7 @@ export type ReferenceTable =
   | "substeps"
   | "webhooks"
   | "webhook_logs"
+  | "api_keys"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

@@ -23,7 +23,8 @@ export const label: Record<ReferenceTable, string> = {
   issues: "issue",
   substeps: "substep",
   webhooks: "webhook",
-  webhook_logs: "webhook log"
+  webhook_logs: "webhook log",
+  api_keys: "API key"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

@@ -41,6 +41,7 @@ import {
   okEnvelope
 } from "./envelope.ts"
 import { IssuesGroup } from "./api-issues.ts"
+import { apiKeyListSpec, ApiKeysGroup, ExportGroup, MonthlyResetGroup } from "./api-admin.ts"
 import { substepListSpec, SubstepsGroup } from "./api-substeps.ts"
 import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
@@ -144,6 +145,7 @@ export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
+  .add(ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
@@ -187,5 +189,6 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "batches.list": batchListSpec,
   "timeEntries.list": timeEntryListSpec,
   "webhooks.list": webhookListSpec,
-  "webhookLogs.list": webhookLogListSpec
+  "webhookLogs.list": webhookLogListSpec,
+  "apiKeys.list": apiKeyListSpec
 }

@@ -48,6 +48,17 @@ export class PreconditionFailedError extends Schema.Class<PreconditionFailedErro
 /** The database is unreachable or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
 export class ServiceUnavailableError extends Schema.Class<ServiceUnavailableError>("ServiceUnavailableError")(errorBody(["SERVICE_UNAVAILABLE"]).fields, { httpApiStatus: 503 }) {}
 
+/** The tenant's plan allows no more requests today (cloud mode, spec 8); comes with `Retry-After`. */
+export class RateLimitError extends Schema.Class<RateLimitError>("RateLimitError")({
+  success: Schema.Literal(false),
+  error: Schema.Struct({
+    code: Schema.Literal("RATE_LIMIT_EXCEEDED"),
+    message: Schema.String,
+    rateLimitInfo: Schema.Struct({ remaining: Schema.Int, resetAt: Schema.String, retryAfter: Schema.Int }),
+    statusCode: Schema.Int
+  })
+}, { httpApiStatus: 429 }) {}
+
 /** Query schema for a list endpoint, derived from the domain's list spec (one source for both). */
 export const listQuery = (spec: ListSpec<Record<string, FilterKind>, string>) => {
   const fields: Record<string, Schema.Top> = {}
@@ -73,7 +84,7 @@ export const idQuery = { id: Schema.String.check(Schema.isUUID()) }
 export const created = <S extends Schema.Top>(s: S) => s.pipe(HttpApiSchema.status(201))
 
 /** The errors every endpoint may answer, in the spec 7.1 envelope. */
-export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError, ServiceUnavailableError] as const
+export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError, ValidationError, RateLimitError, ServiceUnavailableError] as const
 
 /** A PATCH may also answer 412 (If-Match names an older version). */
 export const patchErrors = [...apiErrors, PreconditionFailedError] as const

@@ -4,16 +4,11 @@
 // and 6to4 IPv6 forms are judged by the IPv4 address they carry). Every resolved address must pass,
 // and a host that does not resolve is refused. `self-hosted` (the default) allows everything.
 import { lookup as dnsLookup } from "node:dns/promises"
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { UrlGuard } from "@mes/domain"
+import { type Deployment, DeploymentConfig, UrlGuard } from "@mes/domain"
 
-export type Deployment = "self-hosted" | "cloud"
-
-export const DeploymentConfig = Config.Literals(["self-hosted", "cloud"], "MES_DEPLOYMENT").pipe(
-  Config.withDefault("self-hosted" as const)
-)
+export type { Deployment }
 
 /** Host names that reach a cloud provider's instance metadata service. */
 export const METADATA_HOSTS: ReadonlyArray<string> = ["metadata.google.internal", "metadata.goog"]

@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type ApiKey, type KeyCandidate, type Tenant, TenantStore } from "@mes/domain"
+import { type ApiKey, jsonText, type KeyCandidate, type SessionRow, type Tenant, TenantStore } from "@mes/domain"
+import { listPage } from "./crud.ts"
 
 export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -19,13 +20,48 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
         ? Effect.void
         : sql`INSERT INTO part_usage (tenant_id, parts) VALUES (${tenantId}, ${n})`.pipe(Effect.asVoid, Effect.orDie),
     insertKey: (k) =>
-      sql<ApiKey>`INSERT INTO api_keys ${sql.insert(k)} RETURNING id, tenant_id, key_prefix, environment, name, created_at, revoked_at`.pipe(
-        Effect.map((rows) => rows[0]!),
+      sql<{ json: string }>`INSERT INTO api_keys ${sql.insert(k)} RETURNING api_keys_json(api_keys) AS json`.pipe(
+        Effect.map((rows) => jsonText<ApiKey>(rows[0]!.json)),
         Effect.orDie
       ),
     keysByPrefix: (prefix) =>
-      sql<KeyCandidate>`SELECT k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
+      sql<KeyCandidate>`SELECT k.id, k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-        WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`.pipe(Effect.orDie)
+        WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`.pipe(Effect.orDie),
+    // a key used all day is written once a minute at most, and a row being written is skipped, not waited on
+    touchKey: (tenantId, id) =>
+      sql`UPDATE api_keys SET last_used_at = now() WHERE tenant_id = ${tenantId} AND id = ${id}
+        AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.pipe(Effect.asVoid, Effect.orDie),
+    listKeys: (tenantId, q) =>
+      listPage<ApiKey>(sql, {
+        table: "api_keys",
+        alias: "k",
+        where: [
+          sql`k.tenant_id = ${tenantId}`,
+          ...(q.filters.environment !== undefined ? [sql`k.environment = ${q.filters.environment as string}`] : []),
+          ...(q.filters.revoked !== undefined ? [q.filters.revoked ? sql`k.revoked_at IS NOT NULL` : sql`k.revoked_at IS NULL`] : [])
+        ],
+        sort: { created_at: "k.created_at", last_used_at: "k.last_used_at", name: "k.name" },
+        query: q
+      }),
+    revokeKey: (tenantId, id) =>
+      sql<{ owner: string | null; json: string | null }>`
+        WITH revoked AS (
+          UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = ${tenantId} AND id = ${id}
+          RETURNING api_keys_json(api_keys) AS json
+        )
+        SELECT (SELECT tenant_id FROM api_keys WHERE id = ${id} LIMIT 1) AS owner, (SELECT json FROM revoked) AS json`.pipe(
+        Effect.map(([row]) => ({ owner: row?.owner ?? undefined, record: row?.json == null ? undefined : jsonText<ApiKey>(row.json) })),
+        Effect.orDie
+      ),
+    sessionOf: (tenantId, profileId) =>
+      sql<SessionRow>`SELECT t.plan, t.status AS tenant_status, p.role AS profile_role, p.active AS profile_active
+        FROM tenants t LEFT JOIN profiles p ON p.tenant_id = t.id AND p.id = ${profileId} WHERE t.id = ${tenantId}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      ),
+    setPlan: (id, plan) =>
+      sql<Tenant>`WITH t AS (UPDATE tenants SET plan = ${plan}, updated_at = now() WHERE id = ${id} RETURNING *)
+        SELECT t.*, u.current_month_parts FROM t JOIN tenant_usage u ON u.tenant_id = t.id`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
   })
 }))

@@ -1,8 +1,9 @@
-// `mes key create --tenant ID [--test] [--json]` → {"api_key": "svc_test_..." | "svc_live_..."}.
+// `mes key create --tenant ID [--test] [--json]` → {"api_key": "svc_test_..." | "svc_live_..."};
+// `mes key list --tenant ID` and `mes key revoke --tenant ID --id KEY_ID`: what /api-key-generate does, by tenant id.
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { Tenants } from "@mes/domain"
+import { CurrentTenant, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
@@ -23,7 +24,45 @@ const create = Command.make("create", {
     yield* output(json, { api_key: apiKey }, `Created ${test ? "test" : "live"} API key for tenant ${tenantId}: ${apiKey}`)
   }).pipe(reportErrors)).pipe(Command.withDescription("Issue another API key for a tenant"))
 
+/** Runs a key use case as the tenant (the operator at the console acts for it). */
+const asTenant = (tenantId: string) => <A, E>(effect: Effect.Effect<A, E, CurrentTenant | Tenants>) =>
+  withApp(effect.pipe(Effect.provideService(CurrentTenant, { id: tenantId, plan: "enterprise", via: "service" })))
+
+const list = Command.make("list", {
+  tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
+  json: jsonFlag
+}, ({ json, tenant }) =>
+  Effect.gen(function*() {
+    const tenantId = yield* requireUuid("tenant", tenant)
+    const page = yield* asTenant(tenantId)(Effect.flatMap(Effect.service(Tenants), (t) => t.listKeys({ limit: "1000" })))
+    const keys = JSON.parse(JSON.stringify(page.rows)) as Array<{ id: string; name: string | null; prefix: string; revoked_at: string | null; last_used_at: string | null }>
+    yield* output(
+      json,
+      { api_keys: keys },
+      keys.length === 0 ? `Tenant ${tenantId} has no API keys` : keys.map((k) =>
+        `${k.id}  ${k.prefix}…  ${k.name ?? "(no name)"}  ${k.revoked_at === null ? "active" : `revoked ${k.revoked_at}`}  last used ${k.last_used_at ?? "never"}`
+      ).join("\n")
+    )
+  }).pipe(reportErrors)).pipe(Command.withDescription("List a tenant's API keys (never their secrets)"))
+
+const revoke = Command.make("revoke", {
+  tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
+  id: Flag.String("id").pipe(Flag.withDescription("Key id (from `mes key list`)")),
+  json: jsonFlag
+}, ({ id, json, tenant }) =>
+  Effect.gen(function*() {
+    const tenantId = yield* requireUuid("tenant", tenant)
+    const keyId = yield* requireUuid("id", id)
+    const revoked = yield* asTenant(tenantId)(Effect.flatMap(Effect.service(Tenants), (t) => t.revokeKey(keyId)).pipe(
+      Effect.catchTags({
+        NotFound: () => Effect.fail(userError(`API key ${keyId} not found`)),
+        Forbidden: () => Effect.fail(userError(`API key ${keyId} belongs to another tenant`))
+      })
+    ))
+    yield* output(json, { api_key: revoked }, `Revoked API key ${keyId}; running servers stop accepting it within MES_AUTH_CACHE_TTL (30 s by default)`)
+  }).pipe(reportErrors)).pipe(Command.withDescription("Revoke an API key of a tenant"))
+
 export const key = Command.make("key").pipe(
   Command.withDescription("Manage API keys"),
-  Command.withSubcommands([create])
+  Command.withSubcommands([create, list, revoke])
 )

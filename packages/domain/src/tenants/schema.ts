@@ -1,6 +1,7 @@
 // Tenants and API keys (spec 2.9, 5; DECISIONS: process and bootstrap).
 import * as Schema from "effect/Schema"
 import { Uuid } from "../fields.ts"
+import { bool, oneOf, type ListSpec } from "../query.ts"
 
 export const Plan = Schema.Literals(["free", "pro", "premium", "enterprise"])
 export type Plan = typeof Plan.Type
@@ -24,14 +25,31 @@ export const TenantCreate = Schema.Struct({
 export const ApiKeyEnvironment = Schema.Literals(["live", "test"])
 export type ApiKeyEnvironment = typeof ApiKeyEnvironment.Type
 
-/** A stored key: only its SHA-256 hash and a lookup prefix are kept (spec 5.3). */
+/**
+ * A key as it is listed: never its secret nor its hash (spec 5.3 keeps only the SHA-256 hash); `prefix`
+ * is the key's first 16 characters, enough to recognize it. `last_used_at` is exact to the auth cache's bound.
+ */
 export const ApiKey = Schema.Struct({
   id: Uuid,
   tenant_id: Uuid,
-  key_prefix: Schema.String,
-  environment: ApiKeyEnvironment,
   name: Schema.NullOr(Schema.String),
+  prefix: Schema.String,
+  environment: ApiKeyEnvironment,
   created_at: Schema.String,
+  last_used_at: Schema.NullOr(Schema.String),
   revoked_at: Schema.NullOr(Schema.String)
 })
 export type ApiKey = typeof ApiKey.Type
+
+/** POST /api-key-generate. */
+export const ApiKeyCreate = Schema.Struct({
+  name: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)))),
+  environment: ApiKeyEnvironment
+})
+
+/** GET /api-key-generate lists the tenant's keys, newest last; `revoked=false` shows the working ones. */
+export const apiKeyListSpec = {
+  filters: { environment: oneOf(ApiKeyEnvironment.literals), revoked: bool },
+  sort: ["created_at", "last_used_at", "name"],
+  defaultSort: "created_at"
+} satisfies ListSpec<any, any>

@@ -1,0 +1,69 @@
+// Running a service (issue 10): the monthly reset task (spec 4.13), the admin export (spec 4.11) and
+// API-key management (spec 4.12 /api-key-generate); each authenticates its own way (server.ts `access`).
+import * as Schema from "effect/Schema"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { ApiKey, ApiKeyCreate, apiKeyListSpec, EXPORT_ENTITIES } from "@mes/domain"
+import {
+  apiErrors,
+  BadRequestError,
+  created,
+  idQuery,
+  listQuery,
+  many,
+  okEnvelope,
+  one,
+  UnauthorizedError
+} from "./envelope.ts"
+
+export { apiKeyListSpec }
+
+/** spec 4.13: the whole reset failed (each tenant's own failure is reported in `reset_details` instead). */
+export class ResetFailedError extends Schema.Class<ResetFailedError>("ResetFailedError")({
+  success: Schema.Literal(false),
+  error: Schema.Struct({ code: Schema.Literal("INTERNAL_ERROR"), message: Schema.String, timestamp: Schema.String, statusCode: Schema.Int })
+}, { httpApiStatus: 500 }) {}
+
+const ResetReport = okEnvelope(Schema.Struct({
+  summary: Schema.Struct({
+    total_tenants_reset: Schema.Int,
+    total_parts_reset: Schema.Int,
+    successful_resets: Schema.Int,
+    failed_resets: Schema.Int,
+    duration_ms: Schema.Int,
+    reset_timestamp: Schema.String
+  }),
+  reset_details: Schema.Array(Schema.Struct({ tenant_id: Schema.String, previous_count: Schema.Int, reset_successful: Schema.Boolean })),
+  message: Schema.String
+}))
+
+export class MonthlyResetGroup extends HttpApiGroup.make("monthlyReset").add(
+  HttpApiEndpoint.post("run", "/monthly-reset-cron", {
+    payload: Schema.Struct({}),
+    success: ResetReport,
+    error: [BadRequestError, UnauthorizedError, ResetFailedError]
+  })
+) {}
+
+const entityNames = Object.keys(EXPORT_ENTITIES)
+
+export class ExportGroup extends HttpApiGroup.make("export").add(
+  HttpApiEndpoint.get("run", "/api-export", {
+    query: {
+      entities: Schema.String.annotate({ description: `Comma-separated, or \`all\`: ${entityNames.join(", ")}` }),
+      format: Schema.optionalKey(Schema.Literals(["json", "csv"]))
+    },
+    success: okEnvelope(Schema.Struct(Object.fromEntries(entityNames.map((e) => [e, Schema.optionalKey(Schema.Array(Schema.Unknown))])))),
+    error: apiErrors
+  })
+) {}
+
+export class ApiKeysGroup extends HttpApiGroup.make("apiKeys").add(
+  HttpApiEndpoint.post("create", "/api-key-generate", {
+    payload: ApiKeyCreate,
+    success: created(okEnvelope(Schema.Struct({ api_key: Schema.String, key: ApiKey }))),
+    error: apiErrors
+  }),
+  HttpApiEndpoint.get("list", "/api-key-generate", { query: listQuery(apiKeyListSpec), success: many("api_keys", ApiKey), error: apiErrors }),
+  HttpApiEndpoint.delete("remove", "/api-key-generate", { query: idQuery, success: one("api_key", ApiKey), error: apiErrors })
+) {}
+
