@@ -49,9 +49,11 @@ export const ExportStorePg = Layer.effect(ExportStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const pageSql = (entity: ExportEntity) => {
     const table = EXPORT_ENTITIES[entity]
-    // keyset pages in id order (ids are time-ordered): each page is one index range, however deep
-    return `SELECT t.id, ${recordJson(table, "t")} AS json FROM ${table} t
-      WHERE t.tenant_id = $1 AND t.id > $2 AND ${liveCondition[table]("t")} ORDER BY t.id LIMIT ${EXPORT_PAGE}`
+    // keyset pages in id order (ids are time-ordered), each one index range however deep; whether a row is
+    // live (not under a deleted job) is asked per row of the page, after the LIMIT: as a filter of the scan
+    // the planner joined every part and job of the tenant for each page (measured: 26 s for 100,000 operations)
+    return `SELECT t.id, CASE WHEN ${liveCondition[table]("t")} THEN ${recordJson(table, "t")} END AS json
+      FROM (SELECT * FROM ${table} WHERE tenant_id = $1 AND id > $2 ORDER BY id LIMIT ${EXPORT_PAGE}) t ORDER BY t.id`
   }
   return ExportStore.of({
     open: (tenantId) =>
@@ -66,12 +68,13 @@ export const ExportStorePg = Layer.effect(ExportStore, Effect.gen(function*() {
           pages: (entity: ExportEntity) =>
             Stream.paginate(NIL_UUID, (after: string) =>
               conn.execute(pageSql(entity), [tenantId, after], undefined).pipe(
-                Effect.map((rows: ReadonlyArray<{ id: string; json: string }>) =>
-                  [
-                    rows.length === 0 ? [] : [rows.map((r) => r.json).join(",")],
+                Effect.map((rows: ReadonlyArray<{ id: string; json: string | null }>) => {
+                  const live = rows.flatMap((r) => (r.json === null ? [] : [r.json]))
+                  return [
+                    live.length === 0 ? [] : [live.join(",")],
                     rows.length < EXPORT_PAGE ? Option.none() : Option.some(rows[rows.length - 1]!.id)
                   ] as const
-                )
+                })
               )).pipe(Stream.orDie),
           // the record's keys are the fields of its wire type (migration 0010)
           columns: (entity: ExportEntity) =>
