@@ -155,6 +155,35 @@ describe("POST /monthly-reset-cron (spec 4.13)", () => {
   })
 })
 
+describe("POST /monthly-reset-cron when the database refuses", () => {
+  it("a tenant whose reset fails is reported and keeps its count; a reset that cannot run is spec 4.13's 500 envelope", async () => {
+    const own = await startServer({ env: { CRON_SECRET } })
+    try {
+      const t = await own.as("Broken log")
+      await t.api.post("/api-jobs", nestedJob("B-1", 2, 1))
+      await own.sql("ALTER TABLE monthly_reset_logs RENAME TO monthly_reset_logs_away")
+      const partial = await client(own.url).post("/monthly-reset-cron", {}, { headers: { "x-cron-secret": CRON_SECRET } })
+      expect(partial.status).toBe(200)
+      expect(partial.body.data.reset_details).toEqual([{ tenant_id: t.tenantId, previous_count: 0, reset_successful: false }])
+      expect(partial.body.data.summary).toMatchObject({ successful_resets: 0, failed_resets: 1, total_tenants_reset: 0 })
+      expect(partial.body.data.message).toMatch(/errors/)
+      expect(Number((await own.sql("SELECT current_month_parts FROM tenant_usage WHERE tenant_id = $1", [t.tenantId]))[0]!.current_month_parts)).toBe(2)
+      await own.sql("ALTER TABLE monthly_reset_logs_away RENAME TO monthly_reset_logs")
+
+      await own.sql("ALTER TABLE tenants RENAME TO tenants_away")
+      const failed = await client(own.url).post("/monthly-reset-cron", {}, { headers: { "x-cron-secret": CRON_SECRET } })
+      await own.sql("ALTER TABLE tenants_away RENAME TO tenants")
+      expect(failed.status).toBe(500)
+      expect(failed.body).toEqual({
+        success: false,
+        error: { code: "INTERNAL_ERROR", message: expect.any(String), timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/), statusCode: 500 }
+      })
+    } finally {
+      await own.close()
+    }
+  })
+})
+
 describe("GET /api-export (spec 4.11)", () => {
   it("gives an admin every record of the caller's tenant only, entity by entity or all", async () => {
     const t = await tenantWithUsers("Export A")

@@ -457,6 +457,14 @@ describe("mes monthly-reset, key list/revoke, tenant set-plan (issue 10)", () =>
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/^Monthly reset completed: \d+ tenant\(s\) reset/)
     expect((await resetLogs(t.tenant_id)).map((l) => [l.previous_parts_count, l.metadata.trigger])).toEqual([[7, "cli"], [0, "cli"], [0, "cli"]])
+
+    // a tenant that cannot be reset: the summary says so and the exit code is 1
+    await sqlOf("ALTER TABLE monthly_reset_logs RENAME TO monthly_reset_logs_away")
+    const failing = await mes(["monthly-reset", "--json"])
+    await sqlOf("ALTER TABLE monthly_reset_logs_away RENAME TO monthly_reset_logs")
+    expect(failing.code).toBe(1)
+    expect(JSON.parse(failing.stdout).summary.failed_resets).toBeGreaterThan(0)
+    expect(failing.stderr).toContain(t.tenant_id)
   })
 
   it("key list shows what key create made; key revoke stops it", async () => {

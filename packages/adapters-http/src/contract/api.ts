@@ -152,6 +152,12 @@ export class Api extends HttpApi.make("mes")
     version: "1.0.0",
     description: [
       "REST API of mes. Authenticate with `Authorization: Bearer svc_live_...` or `X-API-Key`.",
+      "The export takes a signed-in admin's session token (`Authorization: Bearer <JWT>`, HS256), key management",
+      "an API key or an admin's token, the monthly reset task `x-cron-secret` or `Authorization: Bearer <SERVICE_ROLE_KEY>`.",
+      "",
+      "Cloud plans (MES_DEPLOYMENT=cloud) limit requests per tenant per UTC day (free 100, pro 1,000, premium 10,000):",
+      "responses carry `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and",
+      "`RateLimit`; past the limit every endpoint answers 429 RATE_LIMIT_EXCEEDED with `Retry-After`.",
       "",
       "Safe retries: send `Idempotency-Key: <unique value>` with any POST, PUT or PATCH (lifecycle actions",
       "included). The same key with the same request replays the first answer with `Idempotent-Replayed: true`;",
