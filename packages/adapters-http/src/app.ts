@@ -10,6 +10,7 @@ import type { Tenants } from "@mes/domain"
 import { adminHandlers } from "./handlers/api-admin.ts"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
+import { resourceHandlersOf } from "./handlers/api-resources.ts"
 import { dashboardHandlers } from "./handlers/api-dashboard.ts"
 import { lifecycleHandlers } from "./handlers/api-lifecycle.ts"
 import { issueHandlers } from "./handlers/api-issues.ts"
@@ -28,6 +29,7 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* partHandlers),
     ...(yield* operationHandlers),
     ...(yield* cellHandlers),
+    ...(yield* resourceHandlersOf),
     ...(yield* profileHandlers),
     ...(yield* substepHandlers),
     ...(yield* issueHandlers),

@@ -156,6 +156,8 @@ const versionedTables: Readonly<Record<string, ReferenceTable>> = {
   parts: "parts",
   operations: "operations",
   cells: "cells",
+  resources: "resources",
+  materials: "materials",
   profiles: "profiles",
   substeps: "substeps",
   issues: "issues",

@@ -208,7 +208,7 @@ describe("GET /api-export (spec 4.11)", () => {
     const all = await admin.get("/api-export?entities=all")
     expect(all.status).toBe(200)
     expect(Object.keys(all.body.data)).toEqual([
-      "jobs", "parts", "operations", "cells", "profiles", "issues", "substeps", "batches", "time_entries", "webhooks", "webhook_logs", "api_keys"
+      "jobs", "parts", "operations", "cells", "resources", "materials", "profiles", "issues", "substeps", "batches", "time_entries", "webhooks", "webhook_logs", "api_keys"
     ])
     expect(all.body.data.cells.map((c: any) => c.name)).toEqual(["Saw"])
     expect(all.body.data.profiles).toHaveLength(2)

@@ -139,8 +139,10 @@ describe("POST /api-jobs/bulk-sync", () => {
     expect(d.results[1]).toMatchObject({ external_id: "B-2", action: "error" })
     expect(d.results[1].error).toContain("job_number")
     expect((await api.get("/api-jobs?job_number=BULK")).body.data.jobs).toHaveLength(2)
+    // the same record again holds nothing new: unchanged, nothing written
     const viaJobs = await api.post("/api-jobs/bulk-sync", { jobs: [erpJob("B-1", "BULK-1")] })
-    expect(viaJobs.body.data).toMatchObject({ total: 1, updated: 1 })
+    expect(viaJobs.body.data).toMatchObject({ total: 1, created: 0, updated: 0, unchanged: 1, errors: 0 })
+    expect(viaJobs.body.data.results[0]).toMatchObject({ external_id: "B-1", action: "unchanged" })
   })
 
   it("a record failing in the database leaves nothing of itself behind", async () => {

@@ -148,10 +148,15 @@ describe("batch, quality and step events", () => {
     expect(events[1]!.data).toMatchObject({ substep_id: step.id, operation_id: op, completed: true })
   })
 
-  it("ERP sync emits job.created then job.updated with the parts' events", async () => {
+  it("ERP sync emits job.created then job.updated with the parts' events, and nothing for what did not change", async () => {
     const body = { external_id: `S-${++n}`, external_source: "erp", job_number: `SYNC-${n}`, parts: [{ external_id: `SP-${n}`, part_number: "A", quantity: 1 }] }
     await api.put("/api-jobs/sync", body)
+    // the job changes, its part does not
     await api.put("/api-jobs/sync", { ...body, customer: "Initech" })
+    // only the part changes
+    await api.put("/api-jobs/sync", { ...body, customer: "Initech", parts: [{ ...body.parts[0], quantity: 2 }] })
+    // nothing changes
+    expect((await api.put("/api-jobs/sync", { ...body, customer: "Initech", parts: [{ ...body.parts[0], quantity: 2 }] })).body.data.action).toBe("unchanged")
     expect(await types()).toEqual(["job.created", "part.created", "job.updated", "part.updated"])
   })
 })

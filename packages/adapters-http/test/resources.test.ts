@@ -10,7 +10,7 @@ let a: ReturnType<typeof client>
 let b: ReturnType<typeof client>
 
 /** Records of tenant B that tenant A must not reach. */
-const theirs = { job: "", part: "", operation: "", cell: "", profile: "", batch: "", issue: "", substep: "", time_entry: "" }
+const theirs = { job: "", part: "", operation: "", cell: "", profile: "", batch: "", issue: "", substep: "", time_entry: "", resource: "", material: "" }
 /** Records of tenant A to hang references on. */
 const mine = { job: "", part: "", operation: "", batch: "", cell: "" }
 
@@ -19,6 +19,8 @@ beforeAll(async () => {
   a = (await h.as("A")).api
   b = (await h.as("B")).api
   theirs.cell = (await b.post("/api-cells", { name: "B cell" })).body.data.cell.id
+  theirs.resource = (await b.post("/api-resources", { name: "B fixture", type: "fixture" })).body.data.resource.id
+  theirs.material = (await b.post("/api-materials", { name: "B steel" })).body.data.material.id
   theirs.profile = (await b.post("/api-profiles", { display_name: "B operator" })).body.data.profile.id
   const bJob = (await b.post("/api-jobs", nestedJob("B-1"))).body.data
   theirs.job = bJob.job_id
@@ -29,6 +31,8 @@ beforeAll(async () => {
   theirs.substep = (await b.post("/api-substeps", { operation_id: theirs.operation, description: "d", sequence: 1 })).body.data.substep.id
   theirs.time_entry = (await b.post("/api-time-entries", { operation_id: theirs.operation, start_time: new Date().toISOString() })).body.data.time_entry.id
   mine.cell = (await a.post("/api-cells", { name: "A cell" })).body.data.cell.id
+  await a.post("/api-resources", { name: "A fixture", type: "fixture" })
+  await a.post("/api-materials", { name: "A steel" })
   await a.post("/api-profiles", { display_name: "A operator" })
   const aJob = (await a.post("/api-jobs", nestedJob("A-1"))).body.data
   mine.job = aJob.job_id
@@ -50,7 +54,9 @@ const RESOURCES = [
   "/api-batches",
   "/api-issues",
   "/api-substeps",
-  "/api-time-entries"
+  "/api-time-entries",
+  "/api-resources",
+  "/api-materials"
 ] as const
 /** Resources without DELETE (spec 4.7 has none for issues): 405. */
 const NO_DELETE: ReadonlyArray<string> = ["/api-issues"]
@@ -110,6 +116,8 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     ["/api-substeps", "substep", "get"], ["/api-substeps", "substep", "patch", { completed: true }], ["/api-substeps", "substep", "delete"],
     ["/api-time-entries", "time_entry", "get"], ["/api-time-entries", "time_entry", "patch", { end_time: new Date().toISOString() }],
     ["/api-time-entries", "time_entry", "delete"],
+    ["/api-resources", "resource", "get"], ["/api-resources", "resource", "patch", { location: "x" }], ["/api-resources", "resource", "delete"],
+    ["/api-materials", "material", "get"], ["/api-materials", "material", "patch", { description: "x" }], ["/api-materials", "material", "delete"],
     ["/api-job-lifecycle/start", "job", "post"], ["/api-operation-lifecycle/start", "operation", "post"],
     ["/api-batch-lifecycle/start", "batch", "post"], ["/api-batch-lifecycle/add-operations", "batch", "post", { operation_ids: [] }]
   ]
@@ -135,6 +143,8 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     expect((await b.get(`/api-issues?id=${theirs.issue}`)).body.data.issue.resolution_notes).toBeNull()
     expect((await b.get(`/api-substeps?id=${theirs.substep}`)).body.data.substep.completed).toBe(false)
     expect((await b.get(`/api-time-entries?id=${theirs.time_entry}`)).body.data.time_entry.end_time).toBeNull()
+    expect((await b.get(`/api-resources?id=${theirs.resource}`)).body.data.resource.location).toBeNull()
+    expect((await b.get(`/api-materials?id=${theirs.material}`)).body.data.material.description).toBeNull()
     expect((await b.get(`/api-jobs?id=${theirs.job}`)).body.data.job.status).toBe("not_started")
     expect((await b.get(`/api-operations?id=${theirs.operation}`)).body.data.operation.status).toBe("not_started")
   })
@@ -158,6 +168,9 @@ describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes noth
     ["part create current_cell_id", "post", () => "/api-parts", () => ({ job_id: mine.job, part_number: "Q", quantity: 1, current_cell_id: theirs.cell }), "current_cell_id"],
     ["part PATCH parent_part_id", "patch", () => `/api-parts?id=${mine.part}`, () => ({ parent_part_id: theirs.part }), "parent_part_id"],
     ["part PATCH current_cell_id", "patch", () => `/api-parts?id=${mine.part}`, () => ({ current_cell_id: theirs.cell }), "current_cell_id"],
+    ["nested part material_id", "post", () => "/api-jobs", () => job({ material_id: theirs.material }), "parts[0].material_id"],
+    ["part create material_id", "post", () => "/api-parts", () => ({ job_id: mine.job, part_number: "Q", quantity: 1, material_id: theirs.material }), "material_id"],
+    ["part PATCH material_id", "patch", () => `/api-parts?id=${mine.part}`, () => ({ material_id: theirs.material }), "material_id"],
     ["operation create part_id", "post", () => "/api-operations", () => ({ part_id: theirs.part, operation_name: "o" }), "part_id"],
     ["operation create cell_id", "post", () => "/api-operations", () => ({ part_id: mine.part, operation_name: "o", cell_id: theirs.cell }), "cell_id"],
     ["operation create assigned_operator_id", "post", () => "/api-operations", () => ({ part_id: mine.part, operation_name: "o", assigned_operator_id: theirs.profile }), "assigned_operator_id"],

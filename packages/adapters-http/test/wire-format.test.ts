@@ -120,6 +120,8 @@ describe("wire format (shapes of every success response and event payload)", () 
   })
 
   it("03 /api-jobs: nested create, read, list, PATCH, DELETE", async () => {
+    const s355 = (await api.post("/api-materials", { name: "S355" })).body.data.material.id
+    labels.name(s355, "material")
     pin("POST /api-jobs (nested create)", await api.post("/api-jobs", {
       job_number: "J-WIRE-1",
       customer: "Globex",
@@ -140,7 +142,7 @@ describe("wire format (shapes of every success response and event payload)", () 
           material_lot: "LOT-7",
           material_supplier: "Steelco",
           material_cert_number: "CERT-3.1-99",
-          material_id: labels.name("00000000-0000-4000-8000-00000000aaaa", "material"),
+          material_id: s355,
           drawing_url: "https://files.example.com/drw-100.pdf",
           step_file_url: "https://files.example.com/drw-100.step",
           notes: "deburr all edges",

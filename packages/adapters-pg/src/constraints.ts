@@ -35,6 +35,9 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   issues_assigned_to_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_resolved_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_verified_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
+  resources_tenant_external_key: { message: "a resource with this external_source and external_id already exists", field: "external_id" },
+  materials_tenant_name_key: { message: "a material with this name already exists", field: "name" },
+  parts_material_fkey: { message: "material is used by parts and cannot be deleted" },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }

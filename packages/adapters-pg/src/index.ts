@@ -1,6 +1,8 @@
 import * as Layer from "effect/Layer"
 import { Catalog } from "./catalog.ts"
 import { BatchStorePg } from "./stores/batches.ts"
+import { RecordSyncStorePg, ResourceStorePg } from "./stores/resources.ts"
+import { MaterialStorePg } from "./stores/materials.ts"
 import { ExportStorePg, MonthlyResetStorePg, RequestCounterPg } from "./stores/billing.ts"
 import { CellStorePg } from "./stores/cells.ts"
 import { OutboxPg } from "./stores/outbox.ts"
@@ -29,6 +31,7 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
-  WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg).pipe(Layer.provide(Catalog.layer))
+  WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg,
+  ResourceStorePg, RecordSyncStorePg, MaterialStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -45,7 +45,9 @@ export const liveCondition: Record<ReferenceTable, (alias: string) => string> = 
   batches: () => "true",
   webhooks: () => "true",
   webhook_logs: () => "true",
-  api_keys: () => "true"
+  api_keys: () => "true",
+  resources: () => "true",
+  materials: () => "true"
 }
 
 /**

@@ -1,6 +1,8 @@
 // The shape shared by plain resources (cells, profiles): create, list, read, update, delete with the
 // tenant rules, and the read-one rule (404 / 403) every resource uses.
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
 import type { CheckedReference, NewRow } from "./jobs/store.ts"
@@ -182,3 +184,13 @@ export const makeCrud = <T>(o: {
       })
   }
 }
+
+/** The layer of a resource without rules of its own: `makeCrud` over its store and References. */
+export const crudLayer = <I, T, SI>(
+  tag: Context.Service<I, Crud<T>>,
+  store: Context.Service<SI, CrudStore<T>>,
+  o: Omit<Parameters<typeof makeCrud<T>>[0], "store" | "references">
+) =>
+  Layer.effect(tag, Effect.gen(function*() {
+    return makeCrud<T>({ ...o, store: yield* store, references: yield* References })
+  }))

@@ -15,6 +15,9 @@ export class CurrentTenant extends Context.Service<CurrentTenant, {
   readonly role?: "admin" | "operator"
 }>()("mes/domain/CurrentTenant") {}
 
+/** What a sync did with a record: `unchanged` when it already held every synced value (nothing written). */
+export type SyncAction = "created" | "updated" | "unchanged"
+
 /** Wraps a multi-step write in one database transaction (nested calls are savepoints). */
 export class Tx extends Context.Service<Tx, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -35,6 +38,8 @@ export type ReferenceTable =
   | "webhooks"
   | "webhook_logs"
   | "api_keys"
+  | "resources"
+  | "materials"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

@@ -24,7 +24,9 @@ export const label: Record<ReferenceTable, string> = {
   substeps: "substep",
   webhooks: "webhook",
   webhook_logs: "webhook log",
-  api_keys: "API key"
+  api_keys: "API key",
+  resources: "resource",
+  materials: "material"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

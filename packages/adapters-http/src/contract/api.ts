@@ -10,6 +10,16 @@ import {
   CellCreate,
   cellListSpec,
   CellPatch,
+  CellSync,
+  Material,
+  MaterialCreate,
+  materialListSpec,
+  MaterialPatch,
+  Resource,
+  ResourceCreate,
+  resourceListSpec,
+  ResourcePatch,
+  ResourceSync,
   DashboardStats,
   issueListSpec,
   Job,
@@ -48,16 +58,17 @@ import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } 
 export const BASE_PATH = "/functions/v1"
 
 
-const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated"]), id: Schema.String, external_id: Schema.String }))
+const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated", "unchanged"]), id: Schema.String, external_id: Schema.String }))
 const BulkSyncResult = okEnvelope(Schema.Struct({
   total: Schema.Int,
   created: Schema.Int,
   updated: Schema.Int,
+  unchanged: Schema.Int,
   errors: Schema.Int,
   results: Schema.Array(Schema.Struct({
     external_id: Schema.NullOr(Schema.String),
     id: Schema.optionalKey(Schema.String),
-    action: Schema.Literals(["created", "updated", "error"]),
+    action: Schema.Literals(["created", "updated", "unchanged", "error"]),
     error: Schema.optionalKey(Schema.String)
   }))
 }))
@@ -124,7 +135,25 @@ export class CellsGroup extends crud("cells", "/api-cells", {
   list: cellListSpec,
   create: CellCreate,
   patch: CellPatch
+}).add(...syncEndpoints("/api-cells", CellSync, ["cells", "items"])) {}
+
+export class MaterialsGroup extends crud("materials", "/api-materials", {
+  singular: "material",
+  plural: "materials",
+  record: Material,
+  list: materialListSpec,
+  create: MaterialCreate,
+  patch: MaterialPatch
 }) {}
+
+export class ResourcesGroup extends crud("resources", "/api-resources", {
+  singular: "resource",
+  plural: "resources",
+  record: Resource,
+  list: resourceListSpec,
+  create: ResourceCreate,
+  patch: ResourcePatch
+}).add(...syncEndpoints("/api-resources", ResourceSync, ["resources", "items"])) {}
 
 export class ProfilesGroup extends crud("profiles", "/api-profiles", {
   singular: "profile",
@@ -142,7 +171,7 @@ export class DashboardGroup extends HttpApiGroup.make("dashboard").add(
 ) {}
 
 export class Api extends HttpApi.make("mes")
-  .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
+  .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ResourcesGroup, MaterialsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
   .add(ApiKeysGroup, ExportGroup, MonthlyResetGroup)
@@ -189,6 +218,8 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "parts.list": partListSpec,
   "operations.list": operationListSpec,
   "cells.list": cellListSpec,
+  "resources.list": resourceListSpec,
+  "materials.list": materialListSpec,
   "profiles.list": profileListSpec,
   "issues.list": issueListSpec,
   "substeps.list": substepListSpec,

@@ -62,7 +62,7 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
  * plan's `refs` that are not live rows of the tenant, and `names`, its `cell_names`, each with the
  * id of the tenant's cell of that name (NULL when there is none).
  */
-export const nestedPlanChecks = `bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles"])}),
+export const nestedPlanChecks = `bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles", "materials"])}),
 names AS (
   SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
   LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name

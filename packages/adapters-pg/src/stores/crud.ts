@@ -30,17 +30,21 @@ const orderBy = (key: string, idColumn: string, sort: string, order: "asc" | "de
 export const listPage = <T>(
   sql: SqlClient,
   o: {
-    readonly table: ReferenceTable
+    /** A table or view with a record JSON function (migration 0010). */
+    readonly table: ReferenceTable | "material_names"
     readonly alias: string
     readonly where: ReadonlyArray<Fragment>
     readonly sort: Readonly<Record<string, string>>
     readonly query: { readonly sort: string; readonly order: "asc" | "desc"; readonly limit: number; readonly offset: number }
     readonly json?: (alias: string) => string
+    /** The column that identifies a row (default `id`; a view may have rows without an id). */
+    readonly key?: string
     readonly children?: { readonly key: string; readonly elements: (alias: string) => string }
   }
 ): Effect.Effect<Slice<T>> =>
   Effect.gen(function*() {
     const from = sql.literal(`${o.table} ${o.alias}`)
+    const key = `${o.alias}.${o.key ?? "id"}`
     const where = sql.and(o.where)
     const { sort, order } = o.query
     const json = (o.json ?? ((alias: string) => recordJson(o.table, alias)))("(s.r)")
@@ -51,9 +55,9 @@ export const listPage = <T>(
       SELECT c.total, CASE WHEN s.id IS NOT NULL THEN convert_to(${sql.literal(json)}, 'UTF8') END AS json ${sql.literal(children)}
       FROM (SELECT count(*)::int AS total FROM ${from} WHERE ${where}) c
       LEFT JOIN LATERAL (
-        SELECT ${sql.literal(o.alias)} AS r, ${sql.literal(sortKey(o, sort))} AS k, ${sql.literal(o.alias)}.id
+        SELECT ${sql.literal(o.alias)} AS r, ${sql.literal(sortKey(o, sort))} AS k, ${sql.literal(key)} AS id
         FROM ${from} WHERE ${where}
-        ${sql.literal(orderBy(sortKey(o, sort), `${o.alias}.id`, sort, order))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}
+        ${sql.literal(orderBy(sortKey(o, sort), key, sort, order))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}
       ) s ON true
       ${sql.literal(orderBy("s.k", "s.id", sort, order))}`
     const chunks: Array<JsonChunk> = ["["]

@@ -4,7 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
+import {
+  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
@@ -143,7 +144,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         const statement = statements(`sync ${syncJobKey(plan, catalog)}`, () => syncJobStatement(plan, catalog))
         const [row] = yield* sql.unsafe<{
           id: string | null
-          inserted: boolean | null
+          action: SyncAction | null
           missing_refs: Array<number>
           missing_cells: Array<string>
           elsewhere: Array<number>
@@ -151,7 +152,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         }>(statement, [JSON.stringify({ ...plan, cell_names: plan.cellNames, dry_run: plan.dryRun }), plan.job.tenant_id])
         const r = row!
         return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
           : {
             _tag: "Refused" as const,
             missingRefs: r.missing_refs,

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
+  type SyncAction,
   Conflict,
   INT4_MAX,
   jsonText,
@@ -172,13 +173,13 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
     sync: (plan) =>
       Effect.gen(function*() {
         const statement = syncStatements(shapeKey(plan.operation), () => syncOperationStatement(plan.operation, catalog))
-        const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
+        const [row] = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
           statement,
           [JSON.stringify({ operation: plan.operation, part_external_id: plan.partExternalId, cell_name: plan.cellName }), plan.operation.tenant_id]
         )
         const r = row!
         return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
           : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere }
       }).pipe(mapConstraints)
   })

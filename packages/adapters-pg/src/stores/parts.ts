@@ -2,7 +2,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { moveEvent, type Part, type PartListQuery, PartStore } from "@mes/domain"
+import {
+  type SyncAction, moveEvent, type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
@@ -30,7 +31,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const syncStatements = statementCache()
-  const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells"] })
+  const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells", "materials"] })
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
       Effect.map((rows) => rows[0]),
@@ -75,13 +76,13 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       Effect.gen(function*() {
         const withParent = plan.parent !== undefined
         const statement = syncStatements(`${withParent} ${shapeKey(plan.part)}`, () => syncPartStatement(plan.part, withParent, catalog))
-        const [row] = yield* sql.unsafe<{ id: string | null; inserted: boolean | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
+        const [row] = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
           statement,
           [JSON.stringify({ part: plan.part, job_external_id: plan.jobExternalId, refs: plan.refs, parent: plan.parent ?? null }), plan.part.tenant_id]
         )
         const r = row!
         return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, inserted: r.inserted === true }
+          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
           : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
       }).pipe(mapConstraints),
     rollUp: (tenantId, partIds) =>

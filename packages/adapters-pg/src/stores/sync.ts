@@ -27,11 +27,18 @@ const upsertByExternalKey = (
   table: string,
   select: Parameters<typeof insertSelect>[2],
   o: { readonly update: ReadonlyArray<string>; readonly sameParent?: string; readonly live?: string }
-) =>
-  `${insertSelect(columns, `${table} AS t`, select)}
+) => {
+  // a row that already holds every synced value is left alone: no write, no updated_at, no event (its
+  // upsert returns nothing; the statement tells "unchanged" from "refused" by the row it found first)
+  const conditions = [
+    ...(o.sameParent === undefined ? [] : [`t.${ident(o.sameParent)} = EXCLUDED.${ident(o.sameParent)}`]),
+    ...(o.update.length === 0 ? ["false"] : [`(${o.update.map((c) => `t.${ident(c)}`).join(", ")}) IS DISTINCT FROM (${o.update.map((c) => `EXCLUDED.${ident(c)}`).join(", ")})`])
+  ]
+  return `${insertSelect(columns, `${table} AS t`, select)}
   ON CONFLICT (tenant_id, external_source, external_id) WHERE ${o.live ?? ""}external_id IS NOT NULL
   DO UPDATE SET ${[...o.update.map((c) => `${ident(c)} = EXCLUDED.${ident(c)}`), "updated_at = now()"].join(", ")}
-  ${o.sameParent === undefined ? "" : `WHERE t.${ident(o.sameParent)} = EXCLUDED.${ident(o.sameParent)}`}`
+  WHERE ${conditions.join(" AND ")}`
+}
 
 /** The statement's shape depends only on which columns the plan's rows give; callers cache it by `syncJobKey`. */
 export const syncJobKey = (plan: JobSyncPlan, catalog: Catalog["Service"]) =>
@@ -84,9 +91,10 @@ j AS (
 p AS (
   ${
     upsertByExternalKey(parts, "parts", {
-      from: "j, pin x JOIN pid ON pid.n = x.n",
+      from: "ok, jid, pin x JOIN pid ON pid.n = x.n",
       row: "x.r",
-      overrides: { id: "pid.id", job_id: "j.id", parent_part_id: "(SELECT pp.id FROM pid pp WHERE pp.plan_id = (x.r).parent_part_id)" }
+      overrides: { id: "pid.id", job_id: "jid.id", parent_part_id: "(SELECT pp.id FROM pid pp WHERE pp.plan_id = (x.r).parent_part_id)" },
+      where: "WHERE ok.ok"
     }, { update: given(plan.parts, parts), sameParent: "job_id" })
   }
   RETURNING t.*, (xmax = 0) AS inserted
@@ -94,9 +102,10 @@ p AS (
 o AS (
   ${
     upsertByExternalKey(operations, "operations", {
-      from: "j, oin x JOIN oid ON oid.n = x.n LEFT JOIN names nm ON nm.name = x.cell_name",
+      from: "ok, oin x JOIN oid ON oid.n = x.n LEFT JOIN names nm ON nm.name = x.cell_name",
       row: "x.r",
-      overrides: { id: "oid.id", part_id: "oid.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" }
+      overrides: { id: "oid.id", part_id: "oid.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" },
+      where: "WHERE ok.ok"
     }, { update: given(plan.operations, operations), sameParent: "part_id" })
   }
   RETURNING t.id
@@ -122,10 +131,16 @@ ev AS (
     ])
   }
 )
-SELECT (SELECT id FROM j) AS id, (SELECT inserted FROM j) AS inserted,
-  -- a row the checks saw in place but a concurrent sync moved is skipped by its upsert: undo all
-  CASE WHEN EXISTS (SELECT 1 FROM j) AND ((SELECT count(*) FROM p) <> (SELECT count(*) FROM pin)
-    OR (SELECT count(*) FROM o) <> (SELECT count(*) FROM oin)) THEN mes_conflict('sync overtaken') END AS overtaken,
+SELECT CASE WHEN (SELECT ok FROM ok) THEN (SELECT id FROM jid) END AS id,
+  CASE WHEN (SELECT inserted FROM j) THEN 'created' WHEN EXISTS (SELECT 1 FROM j) OR EXISTS (SELECT 1 FROM p) OR EXISTS (SELECT 1 FROM o)
+    THEN 'updated' ELSE 'unchanged' END AS action,
+  -- a row the upsert skipped is one it found holding the synced values already, unless the checks saw no row
+  -- there (a concurrent sync wrote it meanwhile) or the job row was new and skipped: undo all
+  CASE WHEN (SELECT ok FROM ok) AND (
+    (NOT EXISTS (SELECT 1 FROM j) AND (SELECT id FROM jid) = ((SELECT r FROM jin)).id)
+    OR EXISTS (SELECT 1 FROM pid WHERE pid.stored_job IS NULL AND pid.id NOT IN (SELECT id FROM p))
+    OR EXISTS (SELECT 1 FROM oid WHERE oid.stored_part IS NULL AND oid.id NOT IN (SELECT id FROM o))
+  ) THEN mes_conflict('sync overtaken') END AS overtaken,
   ${nestedPlanRefusals},
   ARRAY(SELECT n - 1 FROM elsewhere ORDER BY n)::int[] AS elsewhere,
   ARRAY(SELECT n - 1 FROM moved ORDER BY n)::int[] AS moved`
@@ -143,7 +158,7 @@ export const syncPartStatement = (part: object, withParent: boolean, catalog: Ca
   const parts = catalog.columns("parts")
   const src = "($1::jsonb->'part'->>'external_source')"
   return `
-WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells"])}),
+WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "materials"])}),
 owner AS (SELECT j.id FROM jobs j WHERE ${keyOf("j", src, "($1::jsonb->>'job_external_id')")} AND j.deleted_at IS NULL),
 existing AS (SELECT p.id, p.job_id FROM parts p WHERE ${keyOf("p", src, "($1::jsonb->'part'->>'external_id')")}),
 ok AS (
@@ -176,8 +191,9 @@ ev AS (
     }])
   }
 )
-SELECT (SELECT id FROM p) AS id, (SELECT inserted FROM p) AS inserted,
-  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM p) THEN mes_conflict('sync overtaken') END AS overtaken,
+SELECT CASE WHEN (SELECT ok FROM ok) THEN coalesce((SELECT id FROM p), (SELECT id FROM existing)) END AS id,
+  CASE WHEN NOT EXISTS (SELECT 1 FROM p) THEN 'unchanged' WHEN (SELECT inserted FROM p) THEN 'created' ELSE 'updated' END AS action,
+  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM p) AND NOT EXISTS (SELECT 1 FROM existing) THEN mes_conflict('sync overtaken') END AS overtaken,
   NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
   EXISTS (SELECT 1 FROM existing, owner WHERE existing.job_id <> owner.id) AS elsewhere,
   ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs`
@@ -217,9 +233,27 @@ o AS (
   }
   RETURNING t.id, (xmax = 0) AS inserted
 )
-SELECT (SELECT id FROM o) AS id, (SELECT inserted FROM o) AS inserted,
-  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM o) THEN mes_conflict('sync overtaken') END AS overtaken,
+SELECT CASE WHEN (SELECT ok FROM ok) THEN coalesce((SELECT id FROM o), (SELECT id FROM existing)) END AS id,
+  CASE WHEN NOT EXISTS (SELECT 1 FROM o) THEN 'unchanged' WHEN (SELECT inserted FROM o) THEN 'created' ELSE 'updated' END AS action,
+  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM o) AND NOT EXISTS (SELECT 1 FROM existing) THEN mes_conflict('sync overtaken') END AS overtaken,
   NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
   NOT EXISTS (SELECT 1 FROM cell) AS no_cell,
   EXISTS (SELECT 1 FROM existing, owner WHERE existing.part_id <> owner.id) AS elsewhere`
+}
+
+/**
+ * PUT <cells|resources>/sync as one statement (spec 4.10). $1: the record (plan id, tenant), $2: the tenant.
+ * An existing record keeps its id and takes the synced values, or stays as it is when it holds them already.
+ */
+export const syncRecordStatement = (table: "cells" | "resources", row: object, catalog: Catalog["Service"]) => {
+  const columns = catalog.columns(table)
+  return `
+WITH x AS (SELECT jsonb_populate_record(null::${table}, $1::jsonb) AS r),
+existing AS (SELECT t.id FROM ${table} t, x WHERE ${keyOf("t", "(x.r).external_source", "(x.r).external_id")}),
+up AS (
+  ${upsertByExternalKey(columns, table, { from: "x", row: "x.r", overrides: { id: "coalesce((SELECT id FROM existing), (x.r).id)" } }, { update: given([row], columns) })}
+  RETURNING t.id, (xmax = 0) AS inserted
+)
+SELECT coalesce((SELECT id FROM up), (SELECT id FROM existing)) AS id,
+  CASE WHEN NOT EXISTS (SELECT 1 FROM up) THEN 'unchanged' WHEN (SELECT inserted FROM up) THEN 'created' ELSE 'updated' END AS action`
 }

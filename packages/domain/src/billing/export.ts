@@ -15,6 +15,8 @@ export const EXPORT_ENTITIES = {
   parts: "parts",
   operations: "operations",
   cells: "cells",
+  resources: "resources",
+  materials: "materials",
   profiles: "profiles",
   issues: "issues",
   substeps: "substeps",

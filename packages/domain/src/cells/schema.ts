@@ -13,6 +13,12 @@ const cellFields = {
 
 export const CellCreate = Schema.Struct({ name: Name255, ...cellFields })
 export type CellCreate = typeof CellCreate.Type
+/** PUT /api-cells/sync (spec 4.10): upsert by (external_source, external_id). */
+export const CellSync = Schema.Struct({
+  ...CellCreate.fields,
+  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+  external_source: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
+})
 export const CellPatch = Schema.Struct({ name: opt(Name255), ...cellFields })
 export type CellPatch = typeof CellPatch.Type
 

@@ -1,5 +1,6 @@
 // Rules for parts and operations created inside a job (spec 2.2, 2.3, 7.3): unique part numbers,
 // sequences unique and consecutive, parent parts inside the job without cycles, cells by id or name.
+import { materialRef } from "../materials/service.ts"
 import * as Effect from "effect/Effect"
 import type { OperationNested } from "../operations/schema.ts"
 import type { Operation } from "../operations/schema.ts"
@@ -110,6 +111,7 @@ export const planNested = (
           `part ${p.parent_part_id} is not a part of this job; reference parents in a job create by parent_part_number`))
       }
       if (p.current_cell_id != null) refs.push({ table: "cells", id: p.current_cell_id, path: [...path, "current_cell_id"] })
+      refs.push(...materialRef(p.material_id, path))
     })
     // cycles through several parts (A -> B -> A)
     parts.forEach((p, i) => {

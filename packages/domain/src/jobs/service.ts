@@ -1,4 +1,5 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
+import { MaterialStore, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -74,6 +75,7 @@ export class Jobs extends Context.Service<Jobs, {
 }>()("mes/domain/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const store = yield* JobStore
+    const materialStore = yield* MaterialStore
     const references = yield* References
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(JobCreate, "job", { record: Job })
@@ -96,7 +98,9 @@ export class Jobs extends Context.Service<Jobs, {
           })
         )
         const jobId = newId()
-        const plan = yield* planNested("job", input, jobId, decoded.parts)
+        const materials = yield* settleMaterials(materialStore, "job", input, tenant.id, decoded.parts.map((p, i) => ({ fields: p, path: ["parts", i] })))
+        const planned = yield* planNested("job", input, jobId, materials.records)
+        const plan = { ...planned, details: [...planned.details, ...materials.details] }
         const refs = [...plan.refs]
         if (decoded.current_cell_id != null) refs.push({ table: "cells", id: decoded.current_cell_id, path: ["current_cell_id"] })
         if (plan.details.length > 0) {

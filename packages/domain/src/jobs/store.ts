@@ -3,7 +3,7 @@ import type * as Effect from "effect/Effect"
 import type { Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
 import type { EventPlan } from "../events.ts"
 import type { JsonText } from "../json.ts"
-import type { ReferenceTable } from "../ports.ts"
+import type { SyncAction, ReferenceTable } from "../ports.ts"
 import type { NestedOperation } from "./nested.ts"
 import type { Conflict } from "../errors.ts"
 import type { Operation } from "../operations/schema.ts"
@@ -66,7 +66,7 @@ export interface JobSyncPlan extends JobRowsPlan {
 
 /** Synced (with the job's id, created or updated), or refused with every reason the statement found. */
 export type JobSyncResult =
-  | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+  | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
   | {
     readonly _tag: "Refused"
     readonly missingRefs: ReadonlyArray<number>

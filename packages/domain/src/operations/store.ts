@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
 import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
@@ -59,7 +60,7 @@ export class OperationStore extends Context.Service<OperationStore, {
     readonly partExternalId: string
     readonly cellName: string
   }) => Effect.Effect<
-    | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+    | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
     | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean },
     Conflict
   >

@@ -1,4 +1,5 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
+import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import { emitter, Outbox, partEvent } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -63,6 +64,7 @@ export class Parts extends Context.Service<Parts, {
 }>()("mes/domain/Parts") {
   static readonly layer = Layer.effect(Parts, Effect.gen(function*() {
     const store = yield* PartStore
+    const materialStore = yield* MaterialStore
     const tenants = yield* TenantStore
     const references = yield* References
     const tx = yield* Tx
@@ -72,20 +74,24 @@ export class Parts extends Context.Service<Parts, {
     const decodeCreate = decodeInput(PartCreate, "part", { record: Part })
     const decodePatch = decodePatchInput(PartPatch, "part")
 
-    const cellRef = (cell: string | null | undefined): Array<Reference> =>
-      cell == null ? [] : [{ table: "cells", id: cell, path: ["current_cell_id"] }]
+    const cellRef = (fields: { readonly current_cell_id?: string | null | undefined; readonly material_id?: string | null | undefined }): Array<Reference> => [
+      ...(fields.current_cell_id == null ? [] : [{ table: "cells" as const, id: fields.current_cell_id, path: ["current_cell_id"] }]),
+      ...materialRef(fields.material_id, [])
+    ]
 
     return Parts.of({
       create: (raw) =>
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const input = yield* decodeCreate(raw)
+          const decoded = yield* decodeCreate(raw)
+          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decoded, path: [] }])
+          const input = materials.records[0]!
           const jobDetails = yield* checkReferences("part", raw, [{ table: "jobs", id: input.job_id, path: ["job_id"] }])
           yield* failIfAny("part", jobDetails)
           const id = newId()
           const { parent, details } = yield* resolveParent(raw, input.job_id, id, input)
-          const refDetails = yield* checkReferences("part", raw, cellRef(input.current_cell_id))
-          yield* failIfAny("part", [...details, ...refDetails])
+          const refDetails = yield* checkReferences("part", raw, cellRef(input))
+          yield* failIfAny("part", [...details, ...materials.details, ...refDetails])
           const { parent_part_number: _n, parent_part_id: _p, ...fields } = input
           return yield* tx.transaction(Effect.gen(function*() {
             const part = yield* store.insert({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null })
@@ -100,7 +106,11 @@ export class Parts extends Context.Service<Parts, {
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           // spec 7.4: 403 / 404 before 422
-          const input = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("parts", id)))
+          const decoded = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("parts", id)))
+          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decoded, path: [] }])
+          if (materials.details.length > 0) yield* ensureOwned("parts", id)
+          yield* failIfAny("part", materials.details)
+          const input = materials.records[0]!
           const { parent_part_number, parent_part_id, ...fields } = input
           const changes: Record<string, unknown> = { ...fields }
           if (parent_part_number !== undefined || parent_part_id !== undefined) {
@@ -110,7 +120,7 @@ export class Parts extends Context.Service<Parts, {
             yield* failIfAny("part", resolved.details)
             changes.parent_part_id = resolved.parent ?? null
           }
-          const refs = cellRef(input.current_cell_id)
+          const refs = cellRef(input)
           const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
           return yield* settlePatch({ table: "parts", id, root: "part", input: raw, refs }, outcome)
         })),

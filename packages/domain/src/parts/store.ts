@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
@@ -37,7 +38,7 @@ export class PartStore extends Context.Service<PartStore, {
     readonly refs: ReadonlyArray<CheckedReference>
     readonly parent?: string | null
   }) => Effect.Effect<
-    | { readonly _tag: "Synced"; readonly id: string; readonly inserted: boolean }
+    | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
     | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> },
     Conflict
   >

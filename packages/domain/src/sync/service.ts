@@ -2,6 +2,7 @@
 // is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
 // record is reported and the others are kept. Each record is one statement of its store, which
 // also reports what refused it.
+import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,12 +17,14 @@ import { OperationStore } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
 import { resolveParent } from "../parts/service.ts"
 import { PartStore } from "../parts/store.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References, type SyncAction, Tx } from "../ports.ts"
+import { CellSync } from "../cells/schema.ts"
+import { ResourceSync } from "../resources/schema.ts"
 import { checkedReferences, missingReferenceDetails, type Reference } from "../references.ts"
 import { detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
-  readonly action: "created" | "updated"
+  readonly action: SyncAction
   readonly id: string
   readonly external_id: string
 }
@@ -30,9 +33,10 @@ export interface BulkSyncResult {
   readonly total: number
   readonly created: number
   readonly updated: number
+  readonly unchanged: number
   readonly errors: number
   readonly results: ReadonlyArray<
-    { readonly external_id: string | null; readonly id: string; readonly action: "created" | "updated" } | {
+    { readonly external_id: string | null; readonly id: string; readonly action: SyncAction } | {
       readonly external_id: string | null
       readonly action: "error"
       readonly error: string
@@ -41,6 +45,14 @@ export interface BulkSyncResult {
 }
 
 export const MAX_BULK = 1000
+
+/** Tables synced as one record each, with no parent (spec 4.10). */
+export type RecordTable = "cells" | "resources"
+
+export class RecordSyncStore extends Context.Service<RecordSyncStore, {
+  /** Upserts the row by (tenant, external_source, external_id) in one statement; Conflict on another unique key. */
+  readonly upsert: (table: RecordTable, row: Record<string, unknown> & { readonly id: string; readonly tenant_id: string }) => Effect.Effect<{ readonly id: string; readonly action: SyncAction }, Conflict>
+}>()("mes/domain/RecordSyncStore") {}
 
 type SyncError = Conflict | ValidationFailed
 
@@ -84,13 +96,19 @@ const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
     return items as ReadonlyArray<unknown>
   })
 
+export type BulkKind = "jobs" | "parts" | "operations" | "cells" | "resources"
+
 export class Sync extends Context.Service<Sync, {
   /** PUT /api-jobs/sync: upsert a job with optional nested parts and operations. */
   readonly job: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
   readonly part: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
   readonly operation: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
-  /** POST .../bulk-sync for `jobs` | `parts` | `operations`: up to 1000 records, each reported. */
-  readonly bulk: (kind: "jobs" | "parts" | "operations", body: unknown) => Effect.Effect<BulkSyncResult, ValidationFailed, CurrentTenant>
+  /** PUT /api-cells/sync (spec 4.10). */
+  readonly cell: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  /** PUT /api-resources/sync (spec 4.10). */
+  readonly resource: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  /** POST .../bulk-sync: up to 1000 records, each reported. */
+  readonly bulk: (kind: BulkKind, body: unknown) => Effect.Effect<BulkSyncResult, ValidationFailed, CurrentTenant>
 }>()("mes/domain/Sync") {
   static readonly layer = Layer.effect(Sync, Effect.gen(function*() {
     const jobs = yield* JobStore
@@ -104,17 +122,33 @@ export class Sync extends Context.Service<Sync, {
     const decodePart = syncDecoder(PartSync, "part")
     const decodeOperation = syncDecoder(OperationSync, "operation")
 
-    const synced = (s: { readonly id: string; readonly inserted: boolean }, externalId: string): SyncResult => ({
-      action: s.inserted ? "created" : "updated",
+    const records = yield* RecordSyncStore
+    const materialStore = yield* MaterialStore
+    const synced = (s: { readonly id: string; readonly action: SyncAction }, externalId: string): SyncResult => ({
+      action: s.action,
       id: s.id,
       external_id: externalId
     })
+
+    const record = <S extends Parameters<typeof syncDecoder>[0]>(table: RecordTable, schema: S, root: string) => {
+      const decode = syncDecoder(schema, root)
+      return (raw: unknown) =>
+        Effect.gen(function*() {
+          const tenant = yield* CurrentTenant
+          const input = (yield* decode(raw)) as Record<string, unknown> & { readonly external_id: string }
+          return synced(yield* records.upsert(table, { ...input, id: newId(), tenant_id: tenant.id }), input.external_id)
+        })
+    }
+    const cell = record("cells", CellSync, "cell")
+    const resource = record("resources", ResourceSync, "resource")
 
     const job = (raw: unknown) =>
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const body = normalizeJobInput(raw)
-        const input = defaultPriority(yield* decodeJob(body))
+        const decoded = defaultPriority(yield* decodeJob(body))
+        const materials = yield* settleMaterials(materialStore, "job", body, tenant.id, (decoded.parts ?? []).map((p, i) => ({ fields: p, path: ["parts", i] })))
+        const input = decoded.parts === undefined ? decoded : { ...decoded, parts: materials.records }
         const source = input.external_source
         const syncedParts = input.parts ?? []
         const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
@@ -126,7 +160,8 @@ export class Sync extends Context.Service<Sync, {
         const details = [
           ...duplicates("job", body, syncedParts, (p) => p.external_id, (i) => ["parts", i, "external_id"], "part external_id"),
           ...duplicates("job", body, opsInput, (o) => o.external_id, (i) => opPaths[i]!, "operation external_id"),
-          ...plan.details
+          ...plan.details,
+          ...materials.details
         ]
         const refs: Array<Reference> = [...plan.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
@@ -155,7 +190,10 @@ export class Sync extends Context.Service<Sync, {
     const part = (raw: unknown) =>
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const input = yield* decodePart(raw)
+        const decodedPart = yield* decodePart(raw)
+        const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decodedPart, path: [] }])
+        yield* failIfAny("part", materials.details)
+        const input = materials.records[0]!
         const source = input.external_source
         const noJob = () =>
           validationFailed("part", [
@@ -175,7 +213,10 @@ export class Sync extends Context.Service<Sync, {
           yield* failIfAny("part", resolved.details)
           parent = resolved.parent ?? null
         }
-        const refs: Array<Reference> = input.current_cell_id != null ? [{ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] }] : []
+        const refs: Array<Reference> = [
+          ...(input.current_cell_id != null ? [{ table: "cells" as const, id: input.current_cell_id, path: ["current_cell_id"] }] : []),
+          ...materialRef(input.material_id, [])
+        ]
         const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
         const outcome = yield* parts.sync({
           part: { ...fields, id, tenant_id: tenant.id },
@@ -211,14 +252,17 @@ export class Sync extends Context.Service<Sync, {
         return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
       }))
 
-    const one = { jobs: job, parts: part, operations: operation }
-    const keys = { jobs: ["items", "jobs"], parts: ["parts", "items"], operations: ["operations", "items"] }
-    const roots = { jobs: "job", parts: "part", operations: "operation" }
+    const one = { jobs: job, parts: part, operations: operation, cells: cell, resources: resource }
+    // DECISIONS: bulk-sync body keys
+    const keys = { jobs: ["items", "jobs"], parts: ["parts", "items"], operations: ["operations", "items"], cells: ["cells", "items"], resources: ["resources", "items"] }
+    const roots = { jobs: "job", parts: "part", operations: "operation", cells: "cell", resources: "resource" }
 
     return Sync.of({
       job,
       part,
       operation,
+      cell,
+      resource,
       bulk: (kind, body) =>
         Effect.gen(function*() {
           const items = yield* bulkItems(roots[kind], body, keys[kind])
@@ -236,6 +280,7 @@ export class Sync extends Context.Service<Sync, {
             total: results.length,
             created: results.filter((r) => r.action === "created").length,
             updated: results.filter((r) => r.action === "updated").length,
+            unchanged: results.filter((r) => r.action === "unchanged").length,
             errors: results.filter((r) => r.action === "error").length,
             results
           }

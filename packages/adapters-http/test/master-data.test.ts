@@ -1,0 +1,198 @@
+// Master data (issue 11): cells and resources sync (spec 4.10), /api-resources, the /api-materials catalog and
+// parts' material_id, and sync that leaves records holding the synced values untouched ("unchanged").
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+
+let h: Harness
+let api: ReturnType<typeof client>
+let other: ReturnType<typeof client>
+let tenantId: string
+
+beforeAll(async () => {
+  h = await startServer()
+  ;({ tenantId, api } = await h.as("Master data"))
+  other = (await h.as("Master data other")).api
+})
+afterAll(() => h.close())
+
+const outboxCount = async () => Number((await h.sql("SELECT count(*) AS n FROM outbox WHERE tenant_id = $1", [tenantId]))[0]!.n)
+const updatedAt = async (table: string, id: string) => String((await h.sql(`SELECT updated_at::text AS t FROM ${table} WHERE id = $1`, [id]))[0]!.t)
+
+describe("PUT /api-cells/sync and POST /api-cells/bulk-sync (spec 4.10)", () => {
+  it("creates (201), updates (200) and leaves an identical record alone (200 unchanged)", async () => {
+    const cell = { external_id: "WC-10", external_source: "erp", name: "Laser 1", color: "#f00", sequence: 1 }
+    const created = await api.put("/api-cells/sync", cell)
+    expect(created.status).toBe(201)
+    expect(created.body.data).toEqual({ action: "created", id: expect.any(String), external_id: "WC-10" })
+    const id = created.body.data.id
+    const updated = await api.put("/api-cells/sync", { ...cell, color: "#0f0" })
+    expect(updated.status).toBe(200)
+    expect(updated.body.data).toEqual({ action: "updated", id, external_id: "WC-10" })
+    const before = await updatedAt("cells", id)
+    const same = await api.put("/api-cells/sync", { ...cell, color: "#0f0" })
+    expect(same.status).toBe(200)
+    expect(same.body.data).toEqual({ action: "unchanged", id, external_id: "WC-10" })
+    expect(await updatedAt("cells", id)).toBe(before)
+    expect((await api.get(`/api-cells?id=${id}`)).body.data.cell).toMatchObject({ name: "Laser 1", color: "#0f0", external_source: "erp" })
+    // the other tenant's same external key is its own record
+    expect((await other.put("/api-cells/sync", cell)).status).toBe(201)
+  })
+
+  it("requires external_id (and external_source) for sync, with the spec's message", async () => {
+    const res = await api.put("/api-cells/sync", { external_source: "erp", name: "No key" })
+    expectDetail(res, "external_id", "NOT_NULL")
+    expect(res.body.error.details[0].message).toBe("external_id is required for sync operations")
+    expectDetail(await api.put("/api-cells/sync", { external_id: "X", external_source: "erp", name: "" }), "name", "MIN_LENGTH")
+  })
+
+  it("bulk-sync takes `cells` or `items`, reports each record (a duplicate name is that record's error), ≤ 1,000", async () => {
+    await api.post("/api-cells", { name: "Manual saw" })
+    const res = await api.post("/api-cells/bulk-sync", {
+      cells: [
+        { external_id: "WC-20", external_source: "erp", name: "Saw 20" },
+        { external_id: "WC-21", external_source: "erp", name: "Manual saw" },
+        { external_id: "WC-10", external_source: "erp", name: "Laser 1", color: "#0f0", sequence: 1 }
+      ]
+    })
+    expect(res.status).toBe(200)
+    expect(res.body.data).toMatchObject({ total: 3, created: 1, updated: 0, unchanged: 1, errors: 1 })
+    expect(res.body.data.results.map((r: any) => r.action)).toEqual(["created", "error", "unchanged"])
+    expect(res.body.data.results[1].error).toContain("name")
+    expect((await api.post("/api-cells/bulk-sync", { items: [{ external_id: "WC-20", external_source: "erp", name: "Saw 20" }] })).body.data.unchanged).toBe(1)
+    const tooMany = Array.from({ length: 1001 }, (_, i) => ({ external_id: `MANY-${i}`, external_source: "erp", name: `Many ${i}` }))
+    expectDetail(await api.post("/api-cells/bulk-sync", { cells: tooMany }), "cells", "MAX_LENGTH")
+    expect(await h.sql("SELECT 1 FROM cells WHERE external_id LIKE 'MANY-%'")).toHaveLength(0)
+  })
+})
+
+describe("/api-resources (spec 2.9, 4.12)", () => {
+  it("CRUD with filters, sort and pagination; invalid enums are 422 ENUM_CONSTRAINT", async () => {
+    const mk = (body: Record<string, unknown>) => api.post("/api-resources", body)
+    const die = await mk({ name: "Die 40", type: "tooling", identifier: "T-40", location: "Rack A", description: "press brake die" })
+    expect(die.status).toBe(201)
+    expect(die.body.data.resource).toMatchObject({ name: "Die 40", type: "tooling", status: "available", location: "Rack A", external_id: null })
+    await mk({ name: "Fixture 7", type: "fixture", location: "Weld bay", status: "in_use" })
+    await mk({ name: "Mold 3", type: "mold", location: "Rack B", status: "maintenance" })
+    expectDetail(await mk({ name: "X", type: "robot" }), "type", "ENUM_CONSTRAINT")
+    expectDetail(await mk({ name: "X", type: "fixture", status: "lost" }), "status", "ENUM_CONSTRAINT")
+    expectDetail(await mk({ type: "fixture" }), "name", "NOT_NULL")
+    expectDetail(await api.get("/api-resources?type=robot"), "type", "ENUM_CONSTRAINT")
+
+    const names = async (q: string) => (await api.get(`/api-resources?${q}`)).body.data.resources.map((r: any) => r.name)
+    expect(await names("type=tooling")).toEqual(["Die 40"])
+    expect(await names("status=in_use")).toEqual(["Fixture 7"])
+    expect(await names("location=rack&sort=name&order=asc")).toEqual(["Die 40", "Mold 3"])
+    expect(await names("search=brake")).toEqual(["Die 40"])
+    expect(await names("search=t-40")).toEqual(["Die 40"])
+    const page = (await api.get("/api-resources?sort=name&order=desc&limit=2&offset=1")).body.data
+    expect(page.resources.map((r: any) => r.name)).toEqual(["Fixture 7", "Die 40"])
+    expect(page.pagination).toEqual({ limit: 2, offset: 1, total: 3 })
+
+    const id = die.body.data.resource.id
+    const patched = await api.patch(`/api-resources?id=${id}`, { status: "maintenance", location: "Repair" })
+    expect(patched.body.data.resource).toMatchObject({ status: "maintenance", location: "Repair" })
+    expectDetail(await api.patch(`/api-resources?id=${id}`, { type: "robot" }), "type", "ENUM_CONSTRAINT")
+    expect((await api.delete(`/api-resources?id=${id}`)).body.data).toEqual({ id, deleted: true })
+    expectError(await api.get(`/api-resources?id=${id}`), 404, "NOT_FOUND")
+  })
+
+  it("sync and bulk-sync by external key, with unchanged", async () => {
+    const r = { external_id: "RES-1", external_source: "erp", name: "Clamp", type: "fixture", location: "Bay 1" }
+    const created = await api.put("/api-resources/sync", r)
+    expect(created.status).toBe(201)
+    const same = await api.put("/api-resources/sync", r)
+    expect(same.body.data).toEqual({ action: "unchanged", id: created.body.data.id, external_id: "RES-1" })
+    const bulk = await api.post("/api-resources/bulk-sync", { resources: [{ ...r, location: "Bay 2" }, { ...r, external_id: "RES-2", type: "spaceship" }] })
+    expect(bulk.body.data).toMatchObject({ total: 2, updated: 1, errors: 1 })
+    expect(bulk.body.data.results[1].error).toContain("type")
+    expect((await api.post("/api-resources/bulk-sync", { items: [{ ...r, location: "Bay 2" }] })).body.data.unchanged).toBe(1)
+    expectDetail(await api.put("/api-resources/sync", { external_source: "erp", name: "X", type: "mold" }), "external_id", "NOT_NULL")
+  })
+})
+
+describe("/api-materials and parts' material_id (spec 4.12)", () => {
+  it("lists every name the tenant uses once: catalog entries with ids, names only parts carry without", async () => {
+    const job = (await api.post("/api-jobs", nestedJob("MAT-1", 2, 1))).body.data
+    await api.patch(`/api-parts?id=${job.parts[0].part_id}`, { material: "S235" })
+    await api.patch(`/api-parts?id=${job.parts[1].part_id}`, { material: "S235" })
+    await other.post("/api-jobs", { ...nestedJob("MAT-X", 1, 1), parts: [{ part_number: "P", quantity: 1, material: "Secret alloy", operations: [{ operation_name: "o", sequence: 1 }] }] })
+    const list = async () => (await api.get("/api-materials?limit=1000")).body.data.materials as Array<Record<string, any>>
+    expect((await list()).filter((m) => m.name === "S235")).toEqual([expect.objectContaining({ name: "S235", id: null, in_catalog: false })])
+    expect((await list()).map((m) => m.name)).not.toContain("Secret alloy")
+
+    const entry = await api.post("/api-materials", { name: "S235", description: "structural steel" })
+    expect(entry.status).toBe(201)
+    expect(entry.body.data.material).toMatchObject({ name: "S235", in_catalog: true, id: expect.any(String) })
+    expect((await list()).filter((m) => m.name === "S235")).toEqual([expect.objectContaining({ id: entry.body.data.material.id, in_catalog: true })])
+    expectError(await api.post("/api-materials", { name: "S235" }), 409, "CONFLICT")
+    expect((await api.get("/api-materials?in_catalog=true&search=s23")).body.data.materials.map((m: any) => m.name)).toEqual(["S235"])
+    // used by parts (by name): not deleted
+    expectError(await api.delete(`/api-materials?id=${entry.body.data.material.id}`), 409, "CONFLICT")
+    const unused = (await api.post("/api-materials", { name: "Titanium" })).body.data.material.id
+    expect((await api.delete(`/api-materials?id=${unused}`)).status).toBe(200)
+  })
+
+  it("material_id names an entry of the tenant; alone it fills material; with material they must agree", async () => {
+    const steel = (await api.post("/api-materials", { name: "1.4301" })).body.data.material.id
+    const jobId = (await api.post("/api-jobs", nestedJob("MAT-2"))).body.data.job_id
+    const part = (body: Record<string, unknown>) => api.post("/api-parts", { job_id: jobId, quantity: 1, ...body })
+    const filled = await part({ part_number: "F", material_id: steel })
+    expect(filled.status).toBe(201)
+    expect(filled.body.data.part).toMatchObject({ material_id: steel, material: "1.4301" })
+    expect((await part({ part_number: "G", material_id: steel, material: "1.4301" })).status).toBe(201)
+    expectDetail(await part({ part_number: "H", material_id: steel, material: "S355" }), "material", "FK_CONSTRAINT")
+    expectDetail(await part({ part_number: "I", material_id: "00000000-0000-4000-8000-000000000000" }), "material_id", "FK_CONSTRAINT")
+    // nested create and PATCH follow the same rule
+    const nested = await api.post("/api-jobs", { ...nestedJob("MAT-3"), parts: [{ part_number: "N", quantity: 1, material_id: steel, operations: [{ operation_name: "o", sequence: 1 }] }] })
+    expect(nested.status).toBe(201)
+    expect(nested.body.data.job.parts[0]).toMatchObject({ material_id: steel, material: "1.4301" })
+    expectDetail(await api.patch(`/api-parts?id=${filled.body.data.part.id}`, { material_id: steel, material: "Brass" }), "material", "FK_CONSTRAINT")
+    // an entry parts point at is not deleted
+    expectError(await api.delete(`/api-materials?id=${steel}`), 409, "CONFLICT")
+  })
+})
+
+describe("sync without needless writes (issue 11 item 4)", () => {
+  const job = (extra: Record<string, unknown> = {}) => ({
+    external_id: "U-1",
+    external_source: "erp",
+    job_number: "UNCH-1",
+    customer: "Globex",
+    parts: [{ external_id: "U-1-P", part_number: "A", quantity: 2, operations: [{ external_id: "U-1-P-10", operation_name: "Cut", sequence: 1, cell_name: "Saw" }] }],
+    ...extra
+  })
+
+  it("a job, part or operation that already holds the synced values: unchanged, no updated_at change, no event", async () => {
+    await api.post("/api-cells", { name: "Saw" })
+    const created = await api.put("/api-jobs/sync", job())
+    expect(created.status).toBe(201)
+    const id = created.body.data.id
+    const part = (await h.sql("SELECT id FROM parts WHERE external_id = 'U-1-P'"))[0]!.id as string
+    const op = (await h.sql("SELECT id FROM operations WHERE external_id = 'U-1-P-10'"))[0]!.id as string
+    const stamps = async () => [await updatedAt("jobs", id), await updatedAt("parts", part), await updatedAt("operations", op)]
+    const before = await stamps()
+    const events = await outboxCount()
+
+    const again = await api.put("/api-jobs/sync", job())
+    expect(again.status).toBe(200)
+    expect(again.body.data).toEqual({ action: "unchanged", id, external_id: "U-1" })
+    const partAgain = await api.put("/api-parts/sync", { external_id: "U-1-P", external_source: "erp", job_external_id: "U-1", part_number: "A", quantity: 2 })
+    expect(partAgain.body.data).toEqual({ action: "unchanged", id: part, external_id: "U-1-P" })
+    const opAgain = await api.put("/api-operations/sync", { external_id: "U-1-P-10", external_source: "erp", part_external_id: "U-1-P", operation_name: "Cut", sequence: 1, cell_name: "Saw" })
+    expect(opAgain.body.data).toMatchObject({ action: "unchanged", id: op })
+    const bulk = await api.post("/api-jobs/bulk-sync", { jobs: [job(), job({ external_id: "U-2", job_number: "UNCH-2", parts: [{ external_id: "U-2-P", part_number: "A", quantity: 1 }] })] })
+    expect(bulk.body.data.errors, JSON.stringify(bulk.body.data.results)).toBe(0)
+    expect(bulk.body.data).toMatchObject({ total: 2, created: 1, updated: 0, unchanged: 1, errors: 0 })
+    expect(await stamps()).toEqual(before)
+    // only the created job wrote events (job.created, part.created)
+    expect(await outboxCount()).toBe(events + 2)
+
+    // one changed operation: the job is "updated", and only that operation is written
+    const changed = await api.put("/api-jobs/sync", job({ parts: [{ ...(job().parts[0] as object), operations: [{ external_id: "U-1-P-10", operation_name: "Cut", sequence: 1, cell_name: "Saw", estimated_time: 12 }] }] }))
+    expect(changed.body.data.action).toBe("updated")
+    const after = await stamps()
+    expect(after[0]).toBe(before[0])
+    expect(after[1]).toBe(before[1])
+    expect(after[2]).not.toBe(before[2])
+  })
+})
