@@ -1,7 +1,7 @@
 // Master data (issue 11): cells and resources sync (spec 4.10), /api-resources, the /api-materials catalog and
 // parts' material_id, and sync that leaves records holding the synced values untouched ("unchanged").
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -194,5 +194,82 @@ describe("sync without needless writes (issue 11 item 4)", () => {
     expect(after[0]).toBe(before[0])
     expect(after[1]).toBe(before[1])
     expect(after[2]).not.toBe(before[2])
+  })
+})
+
+describe("GET /api-erp-sync/changes (issue 11 item 5)", () => {
+  /** Pages through the feed from `since` until it is empty; every change and the last cursor. */
+  const drain = async (api2: ReturnType<typeof client>, since = "", limit = 7, types = "") => {
+    const all: Array<Record<string, any>> = []
+    let cursor = since
+    for (let i = 0; i < 1000; i++) {
+      const res = await api2.get(`/api-erp-sync/changes?limit=${limit}${cursor === "" ? "" : `&since=${cursor}`}${types === "" ? "" : `&types=${types}`}`)
+      expect(res.status).toBe(200)
+      all.push(...res.body.data.changes)
+      cursor = res.body.data.next_cursor
+      if (!res.body.data.has_more) break
+    }
+    return { all, cursor }
+  }
+
+  it("returns every event of the tenant once, in order, page by page, while writes go on; then nothing until the next change", async () => {
+    const { api: feed } = await h.as("Change feed")
+    const stranger = await h.as("Change feed stranger")
+    await stranger.api.post("/api-jobs", nestedJob("STRANGER", 1, 1))
+    const first = await feed.post("/api-jobs", nestedJob("CF-1", 2, 2))
+    const ops = first.body.data.parts.flatMap((p: any) => p.operations.map((o: any) => o.operation_id))
+    // a reader pages with small pages while operations start and complete concurrently
+    const seen: Array<Record<string, any>> = []
+    let cursor = ""
+    const writer = (async () => {
+      // four writers at once, one per operation
+      await Promise.all(ops.map(async (op: string) => {
+        await feed.post(`/api-operation-lifecycle/start?id=${op}`)
+        await feed.post(`/api-operation-lifecycle/complete?id=${op}`)
+      }))
+      await feed.post("/api-issues", { operation_id: ops[0], title: "Burr", description: "d", issue_type: "ncr", severity: "high" })
+    })()
+    let writing = true
+    void writer.then(() => (writing = false))
+    while (writing) {
+      const page = await drain(feed, cursor, 3)
+      seen.push(...page.all)
+      cursor = page.cursor
+    }
+    await writer
+    const rest = await drain(feed, cursor, 3)
+    seen.push(...rest.all)
+
+    const logged = await h.sql("SELECT event_id::text AS id FROM event_log WHERE tenant_id = (SELECT tenant_id FROM jobs WHERE job_number = 'CF-1') ORDER BY xid, seq")
+    expect(seen.map((c) => c.event_id)).toEqual(logged.map((r) => r.id))
+    expect(new Set(seen.map((c) => c.event_id)).size).toBe(seen.length)
+    const types = seen.map((c) => c.event_type)
+    expect(types[0]).toBe("job.created")
+    expect(types.filter((t) => t === "operation.completed")).toHaveLength(4)
+    expect(types.at(-1)).toBe("ncr.created")
+    for (const op of ops) {
+      const mine = seen.filter((c) => c.data.operation_id === op).map((c) => c.event_type)
+      expect(mine.indexOf("operation.started")).toBeLessThan(mine.indexOf("operation.completed"))
+    }
+    expect(seen[0]).toMatchObject({ cursor: expect.stringMatching(/^\d+\.\d+$/), occurred_at: expect.stringMatching(/Z$/), data: expect.any(Object) })
+    expect(seen.some((c) => JSON.stringify(c.data).includes("STRANGER"))).toBe(false)
+
+    // caught up: an empty page keeps the cursor; the next change comes next
+    const idle = await feed.get(`/api-erp-sync/changes?since=${rest.cursor}`)
+    expect(idle.body.data).toEqual({ changes: [], next_cursor: rest.cursor, has_more: false })
+    await feed.patch(`/api-jobs?id=${first.body.data.job_id}`, { notes: "done" })
+    expect((await feed.get(`/api-erp-sync/changes?since=${rest.cursor}`)).body.data.changes.map((c: any) => c.event_type)).toEqual(["job.updated"])
+    // a filter by type
+    expect((await drain(feed, "", 100, "operation.completed,ncr.created")).all.map((c) => c.event_type)).toEqual([
+      "operation.completed", "operation.completed", "operation.completed", "operation.completed", "ncr.created"
+    ])
+  })
+
+  it("refuses a malformed cursor (400), a limit out of range and an unknown type (422)", async () => {
+    expectError(await api.get("/api-erp-sync/changes?since=yesterday"), 400, "BAD_REQUEST")
+    expectError(await api.get("/api-erp-sync/changes?limit=ten"), 400, "BAD_REQUEST")
+    expectDetail(await api.get("/api-erp-sync/changes?limit=0"), "limit", "MIN_VALUE")
+    expectDetail(await api.get("/api-erp-sync/changes?limit=1001"), "limit", "MAX_VALUE")
+    expectDetail(await api.get("/api-erp-sync/changes?types=job.exploded"), "types", "ENUM_CONSTRAINT")
   })
 })

@@ -13,6 +13,7 @@ import { Sync } from "./sync/service.ts"
 import { Profiles } from "./profiles/service.ts"
 import { Resources } from "./resources/service.ts"
 import { Materials } from "./materials/service.ts"
+import { Changes } from "./erp-sync/changes.ts"
 import { Substeps } from "./substeps/service.ts"
 import { Tenants } from "./tenants/service.ts"
 import { TimeEntries } from "./time-entries/service.ts"
@@ -21,5 +22,5 @@ import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
 /** Every use-case service; needs the ports (stores, Tx, References) from an adapter. */
 export const DomainLive = Layer.mergeAll(Tenants.layer, Jobs.layer, Parts.layer, Operations.layer, Sync.layer,
   TimeEntries.layer,
-  Batches.layer, Cells.layer, Resources.layer, Materials.layer, Profiles.layer, Issues.layer, Substeps.layer,
+  Batches.layer, Cells.layer, Resources.layer, Materials.layer, Changes.layer, Profiles.layer, Issues.layer, Substeps.layer,
   Webhooks.layer, WebhookLogs.layer, Dashboard.layer, MonthlyReset.layer, Export.layer, RateLimits.layer)

@@ -57,6 +57,29 @@ export class ExportGroup extends HttpApiGroup.make("export").add(
   })
 ) {}
 
+/** GET /api-erp-sync/changes: the shop floor's changes for the ERP, from the event log (issue 11). */
+export class ErpSyncGroup extends HttpApiGroup.make("erpSync").add(
+  HttpApiEndpoint.get("changes", "/api-erp-sync/changes", {
+    query: {
+      since: Schema.optionalKey(Schema.String.annotate({ description: "next_cursor of the previous page; none starts at the beginning" })),
+      limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      types: Schema.optionalKey(Schema.String.annotate({ description: "comma-separated event types (docs/events.md); none = all" }))
+    },
+    success: okEnvelope(Schema.Struct({
+      changes: Schema.Array(Schema.Struct({
+        cursor: Schema.String,
+        event_id: Schema.String,
+        event_type: Schema.String,
+        occurred_at: Schema.String,
+        data: Schema.Unknown
+      })),
+      next_cursor: Schema.String,
+      has_more: Schema.Boolean
+    })),
+    error: apiErrors
+  })
+) {}
+
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys").add(
   HttpApiEndpoint.post("create", "/api-key-generate", {
     payload: ApiKeyCreate,

@@ -51,7 +51,7 @@ import {
   okEnvelope
 } from "./envelope.ts"
 import { IssuesGroup } from "./api-issues.ts"
-import { apiKeyListSpec, ApiKeysGroup, ExportGroup, MonthlyResetGroup } from "./api-admin.ts"
+import { apiKeyListSpec, ApiKeysGroup, ErpSyncGroup, ExportGroup, MonthlyResetGroup } from "./api-admin.ts"
 import { substepListSpec, SubstepsGroup } from "./api-substeps.ts"
 import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
@@ -174,7 +174,7 @@ export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ResourcesGroup, MaterialsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
-  .add(ApiKeysGroup, ExportGroup, MonthlyResetGroup)
+  .add(ErpSyncGroup, ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { HttpServerResponse } from "effect/http"
 import { stringify } from "csv-stringify/sync"
-import { Export, type ExportEntity, type ExportPlan, type ExportReader, MonthlyReset, requireId, Tenants } from "@mes/domain"
+import { Changes, Export, type ExportEntity, type ExportPlan, type ExportReader, MonthlyReset, requireId, Tenants } from "@mes/domain"
 import { type Handlers, ok, raw } from "../server.ts"
 import { listReply } from "./shared.ts"
 
@@ -64,7 +64,9 @@ export const adminHandlers = Effect.gen(function*() {
   const reset = yield* MonthlyReset
   const exporter = yield* Export
   const tenants = yield* Tenants
+  const changes = yield* Changes
   return {
+    "erpSync.changes": ({ query }) => changes.feed(query).pipe(Effect.map((page) => ok(page))),
     "monthlyReset.run": () =>
       reset.run("http").pipe(
         Effect.map((report) => ok(report)),
