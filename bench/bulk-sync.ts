@@ -1,0 +1,115 @@
+// Bulk sync against a raw insert (issue 11 item 7): 1,000 jobs × 5 parts × 4 operations through
+// POST /api-jobs/bulk-sync of the compiled `mes serve`, the same 1,000 again (all unchanged), and the same rows
+// inserted by psql in one transaction (three multi-row INSERTs) into a second fresh database.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/bulk-sync.ts [rounds=3]
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const BIN = fileURLToPath(new URL("../packages/cli/bin/mes.js", import.meta.url))
+const admin = process.env.DATABASE_URL
+if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
+const rounds = Number(process.argv[2] ?? 3)
+const JOBS = 1000
+const tmp = mkdtempSync(join(tmpdir(), "mes-bulk-bench-"))
+const psql = (url: string, args: Array<string>) => execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", ...args], { encoding: "utf8" })
+const dbUrl = (name: string) => {
+  const u = new URL(admin)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+const body = (run: string) => ({
+  items: Array.from({ length: JOBS }, (_, j) => ({
+    external_id: `${run}-J${j}`,
+    external_source: "erp",
+    job_number: `${run}-${j}`,
+    customer: "Bench Steel",
+    parts: Array.from({ length: 5 }, (_, p) => ({
+      external_id: `${run}-J${j}-P${p}`,
+      part_number: `P-${p}`,
+      quantity: 3,
+      operations: Array.from({ length: 4 }, (_, o) => ({ external_id: `${run}-J${j}-P${p}-O${o}`, operation_name: `Op ${o}`, sequence: o + 1 }))
+    }))
+  }))
+})
+
+const results: Array<Record<string, number | string>> = []
+for (let round = 1; round <= rounds; round++) {
+  const name = `mes_bulk_bench_${Date.now().toString(36)}`
+  psql(admin, ["-c", `CREATE DATABASE ${name}`])
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl(name), MES_MONTHLY_RESET: "off" }
+  const tenant = JSON.parse(execFileSync(process.execPath, [BIN, "tenant", "create", "--name", "Bench", "--plan", "enterprise", "--json"], { env, encoding: "utf8" }))
+  const server: ChildProcess = spawn(process.execPath, [BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
+  const url = await new Promise<string>((resolve) => {
+    let out = ""
+    server.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      out += d
+      const m = /mes listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+  })
+  const post = async (payload: unknown) => {
+    const text = JSON.stringify(payload)
+    const t0 = performance.now()
+    const res = await fetch(`${url}/api-jobs/bulk-sync`, { method: "POST", headers: { authorization: `Bearer ${tenant.api_key}`, "content-type": "application/json" }, body: text })
+    const data = (await res.json()) as { data: Record<string, number> }
+    const ms = performance.now() - t0
+    if (res.status !== 200) throw new Error(`bulk-sync: ${res.status} ${JSON.stringify(data).slice(0, 300)}`)
+    return { ms, data: data.data }
+  }
+  // warm the server's statements on another run's records, then measure
+  await post({ items: body(`warm${round}`).items.slice(0, 20) })
+  const first = await post(body(`r${round}`))
+  const again = await post(body(`r${round}`))
+  server.kill("SIGTERM")
+  await new Promise((r) => server.once("exit", r))
+  psql(admin, ["-c", `DROP DATABASE ${name} WITH (FORCE)`])
+  if (first.data.created !== JOBS || again.data.unchanged !== JOBS) throw new Error(`unexpected results ${JSON.stringify([first.data.created, again.data.unchanged])}`)
+
+  // the same rows, inserted raw in one transaction into a fresh database with mes's schema
+  const rawName = `${name}_raw`
+  psql(admin, ["-c", `CREATE DATABASE ${rawName}`])
+  execFileSync(process.execPath, [BIN, "migrate", "--json"], { env: { ...env, DATABASE_URL: dbUrl(rawName) } })
+  const tid = randomUUID()
+  const jobs: Array<string> = []
+  const parts: Array<string> = []
+  const ops: Array<string> = []
+  for (const j of body(`r${round}`).items) {
+    const jid = randomUUID()
+    jobs.push(`('${tid}','${jid}','${j.job_number}','${j.customer}','${j.external_id}','erp')`)
+    for (const p of j.parts) {
+      const pid = randomUUID()
+      parts.push(`('${tid}','${pid}','${jid}','${p.part_number}',${p.quantity},'${p.external_id}','erp')`)
+      for (const o of p.operations) ops.push(`('${tid}','${randomUUID()}','${pid}','${o.operation_name}',${o.sequence},'${o.external_id}','erp')`)
+    }
+  }
+  const file = join(tmp, "raw.sql")
+  writeFileSync(file, [
+    `INSERT INTO tenants (id, name) VALUES ('${tid}', 'raw');`,
+    "\\timing on",
+    "BEGIN;",
+    `INSERT INTO jobs (tenant_id, id, job_number, customer, external_id, external_source) VALUES ${jobs.join(",")};`,
+    `INSERT INTO parts (tenant_id, id, job_id, part_number, quantity, external_id, external_source) VALUES ${parts.join(",")};`,
+    `INSERT INTO operations (tenant_id, id, part_id, operation_name, sequence, external_id, external_source) VALUES ${ops.join(",")};`,
+    "COMMIT;"
+  ].join("\n"))
+  const timing = execFileSync("psql", [dbUrl(rawName), "-v", "ON_ERROR_STOP=1", "-q", "-f", file], { encoding: "utf8" })
+  const rawMs = [...timing.matchAll(/Time: ([\d.]+) ms/g)].reduce((a, m) => a + Number(m[1]), 0)
+  psql(admin, ["-c", `DROP DATABASE ${rawName} WITH (FORCE)`])
+
+  results.push({
+    round,
+    "bulk-sync create ms": Math.round(first.ms),
+    "re-sync unchanged ms": Math.round(again.ms),
+    "raw insert ms": Math.round(rawMs),
+    "bulk ÷ raw": +(first.ms / rawMs).toFixed(2)
+  })
+  console.log(JSON.stringify(results.at(-1)))
+}
+console.table(results)
+rmSync(tmp, { recursive: true, force: true })
