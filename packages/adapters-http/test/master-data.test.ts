@@ -273,3 +273,73 @@ describe("GET /api-erp-sync/changes (issue 11 item 5)", () => {
     expectDetail(await api.get("/api-erp-sync/changes?types=job.exploded"), "types", "ENUM_CONSTRAINT")
   })
 })
+
+describe("POST /api-erp-sync/diff and /sync, GET /api-erp-sync/status (issue 11 item 5)", () => {
+  const body = (extra: Record<string, unknown> = {}) => ({
+    cells: [{ external_id: "ERP-WC-1", external_source: "erp2", name: "ERP Press" }],
+    resources: [{ external_id: "ERP-R-1", external_source: "erp2", name: "Press die", type: "tooling" }],
+    jobs: [{
+      external_id: "ERP-J-1",
+      external_source: "erp2",
+      job_number: "ERP-1",
+      parts: [{ external_id: "ERP-J-1-P", part_number: "A", quantity: 3, operations: [{ external_id: "ERP-J-1-P-10", operation_name: "Press", sequence: 1, cell_name: "ERP Press" }] }]
+    }],
+    parts: [{ external_id: "ERP-P-2", external_source: "erp2", job_external_id: "ERP-J-1", part_number: "B", quantity: 1 }],
+    operations: [{ external_id: "ERP-O-2", external_source: "erp2", part_external_id: "ERP-P-2", operation_name: "Deburr", sequence: 1, cell_name: "ERP Press" }],
+    ...extra
+  })
+  const actions = (report: any) => Object.fromEntries(Object.entries(report.results).map(([k, v]: [string, any]) => [k, v.map((r: any) => r.action)]))
+  const counts = async () => (await h.sql(`SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1)::int AS jobs, (SELECT count(*) FROM parts WHERE tenant_id = $1)::int AS parts,
+    (SELECT count(*) FROM cells WHERE tenant_id = $1)::int AS cells, (SELECT count(*) FROM resources WHERE tenant_id = $1)::int AS resources,
+    (SELECT count(*) FROM outbox WHERE tenant_id = $1)::int AS outbox, (SELECT count(*) FROM sync_runs WHERE tenant_id = $1)::int AS runs`, [tenantId]))[0]
+
+  it("diff says what a sync would do and writes nothing; sync applies it in dependency order; diff again finds it unchanged", async () => {
+    const before = await counts()
+    const diff = await api.post("/api-erp-sync/diff", body())
+    expect(diff.status).toBe(200)
+    expect(diff.body.data).toMatchObject({ mode: "upsert", dry_run: true, total: 5, created: 5, errors: 0 })
+    expect(actions(diff.body.data)).toEqual({ cells: ["created"], resources: ["created"], jobs: ["created"], parts: ["created"], operations: ["created"] })
+    expect(await counts()).toEqual(before)
+
+    const sync = await api.post("/api-erp-sync/sync", body())
+    expect(sync.body.data).toMatchObject({ dry_run: false, total: 5, created: 5 })
+    const ids = Object.fromEntries(Object.entries(sync.body.data.results).map(([k, v]: [string, any]) => [k, v[0].id]))
+    expect((await api.get(`/api-operations?id=${(await h.sql("SELECT id FROM operations WHERE external_id = 'ERP-O-2'"))[0]!.id}`)).body.data.operation.cell_id).toBe(ids.cells)
+    const again = await api.post("/api-erp-sync/diff", body())
+    expect(actions(again.body.data)).toEqual({ cells: ["unchanged"], resources: ["unchanged"], jobs: ["unchanged"], parts: ["unchanged"], operations: ["unchanged"] })
+
+    const status = (await api.get("/api-erp-sync/status")).body.data.sources.find((s: any) => s.external_source === "erp2")
+    expect(status.runs[0]).toMatchObject({ kind: "erp-sync", total: 5, created: 5, updated: 0, unchanged: 0, skipped: 0, errors: 0 })
+    expect(Date.parse(status.last_sync_at)).toBeGreaterThan(Date.now() - 60_000)
+    // diffs are not runs
+    expect(status.runs).toHaveLength(1)
+  })
+
+  it("modes: create_only skips updates, update_only skips creates; a refused record is reported and the rest kept", async () => {
+    const changedJob = { ...body().jobs[0], customer: "Changed" }
+    const newJob = { ...body().jobs[0], external_id: "ERP-J-9", job_number: "ERP-9", parts: [{ external_id: "ERP-J-9-P", part_number: "A", quantity: 1 }] }
+    const createOnly = await api.post("/api-erp-sync/sync", { mode: "create_only", jobs: [changedJob, newJob] })
+    expect(actions(createOnly.body.data).jobs).toEqual(["skipped", "created"])
+    expect((await api.get(`/api-jobs?id=${createOnly.body.data.results.jobs[0].id}`)).body.data.job.customer).toBeNull()
+
+    const newer = { ...newJob, external_id: "ERP-J-10", job_number: "ERP-10", parts: [{ external_id: "ERP-J-10-P", part_number: "A", quantity: 1 }] }
+    const updateOnly = await api.post("/api-erp-sync/sync", { mode: "update_only", jobs: [changedJob, newer] })
+    expect(actions(updateOnly.body.data).jobs).toEqual(["updated", "skipped"])
+    expect(await h.sql("SELECT 1 FROM jobs WHERE external_id = 'ERP-J-10'")).toHaveLength(0)
+
+    const mixed = await api.post("/api-erp-sync/sync", { parts: [{ external_id: "ERP-P-X", external_source: "erp2", job_external_id: "NO-SUCH-JOB", part_number: "X", quantity: 1 }], cells: [{ external_id: "ERP-WC-2", external_source: "erp2", name: "ERP Saw" }] })
+    expect(mixed.body.data).toMatchObject({ total: 2, created: 1, errors: 1 })
+    expect(mixed.body.data.results.parts[0]).toMatchObject({ external_id: "ERP-P-X", action: "error", error: expect.stringContaining("job_external_id") })
+  })
+
+  it("refuses a bad mode, an unknown list, a list that is not an array, and more than 1,000 records in all (nothing written)", async () => {
+    expectDetail(await api.post("/api-erp-sync/sync", { mode: "replace" }), "mode", "ENUM_CONSTRAINT")
+    expectDetail(await api.post("/api-erp-sync/sync", { widgets: [] }), "widgets", "ENUM_CONSTRAINT")
+    expectDetail(await api.post("/api-erp-sync/diff", { jobs: {} }), "jobs", "TYPE_MISMATCH")
+    expectDetail(await api.post("/api-erp-sync/sync", []), "", "TYPE_MISMATCH")
+    const cells = Array.from({ length: 600 }, (_, i) => ({ external_id: `BIG-C-${i}`, external_source: "big", name: `Big ${i}` }))
+    const resources = Array.from({ length: 401 }, (_, i) => ({ external_id: `BIG-R-${i}`, external_source: "big", name: `Big ${i}`, type: "fixture" }))
+    expectDetail(await api.post("/api-erp-sync/sync", { cells, resources }), "", "MAX_LENGTH")
+    expect(await h.sql("SELECT 1 FROM cells WHERE external_source = 'big'")).toHaveLength(0)
+  })
+})

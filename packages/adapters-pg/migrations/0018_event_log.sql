@@ -23,3 +23,20 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER outbox_log AFTER INSERT ON outbox REFERENCING NEW TABLE AS fresh FOR EACH STATEMENT EXECUTE FUNCTION mes_log_events();
+
+-- the runs of bulk-sync and /api-erp-sync/sync, for GET /api-erp-sync/status (one row per run)
+CREATE TABLE sync_runs (
+  tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  id uuid NOT NULL,
+  kind text NOT NULL,
+  external_sources text[] NOT NULL,
+  total integer NOT NULL,
+  created integer NOT NULL,
+  updated integer NOT NULL,
+  unchanged integer NOT NULL,
+  skipped integer NOT NULL,
+  errors integer NOT NULL,
+  ran_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT sync_runs_pkey PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX sync_runs_tenant_ran_idx ON sync_runs (tenant_id, ran_at DESC);

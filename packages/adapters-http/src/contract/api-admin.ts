@@ -2,7 +2,7 @@
 // API-key management (spec 4.12 /api-key-generate); each authenticates its own way (server.ts `access`).
 import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { ApiKey, ApiKeyCreate, apiKeyListSpec, EXPORT_ENTITIES } from "@mes/domain"
+import { ApiKey, ApiKeyCreate, apiKeyListSpec, CellSync, EXPORT_ENTITIES, JobSync, OperationSync, PartSync, ResourceSync } from "@mes/domain"
 import {
   apiErrors,
   BadRequestError,
@@ -58,7 +58,63 @@ export class ExportGroup extends HttpApiGroup.make("export").add(
 ) {}
 
 /** GET /api-erp-sync/changes: the shop floor's changes for the ERP, from the event log (issue 11). */
+const RecordResult = Schema.Struct({
+  external_id: Schema.NullOr(Schema.String),
+  id: Schema.optionalKey(Schema.String),
+  action: Schema.Literals(["created", "updated", "unchanged", "skipped", "error"]),
+  error: Schema.optionalKey(Schema.String)
+})
+
+/** Record lists per kind (each as its own sync endpoint takes them) and the mode; ≤ 1,000 records in all. */
+const ErpSyncBody = Schema.Struct({
+  mode: Schema.optionalKey(Schema.Literals(["upsert", "create_only", "update_only"])),
+  cells: Schema.optionalKey(Schema.Array(CellSync)),
+  resources: Schema.optionalKey(Schema.Array(ResourceSync)),
+  jobs: Schema.optionalKey(Schema.Array(JobSync)),
+  parts: Schema.optionalKey(Schema.Array(PartSync)),
+  operations: Schema.optionalKey(Schema.Array(OperationSync))
+})
+
+const ErpSyncReport = okEnvelope(Schema.Struct({
+  mode: Schema.Literals(["upsert", "create_only", "update_only"]),
+  dry_run: Schema.Boolean,
+  total: Schema.Int,
+  created: Schema.Int,
+  updated: Schema.Int,
+  unchanged: Schema.Int,
+  skipped: Schema.Int,
+  errors: Schema.Int,
+  results: Schema.Struct({
+    cells: Schema.Array(RecordResult),
+    resources: Schema.Array(RecordResult),
+    jobs: Schema.Array(RecordResult),
+    parts: Schema.Array(RecordResult),
+    operations: Schema.Array(RecordResult)
+  })
+}))
+
 export class ErpSyncGroup extends HttpApiGroup.make("erpSync").add(
+  HttpApiEndpoint.post("sync", "/api-erp-sync/sync", { payload: ErpSyncBody as Schema.Codec<unknown, unknown>, success: ErpSyncReport, error: apiErrors }),
+  HttpApiEndpoint.post("diff", "/api-erp-sync/diff", { payload: ErpSyncBody as Schema.Codec<unknown, unknown>, success: ErpSyncReport, error: apiErrors }),
+  HttpApiEndpoint.get("status", "/api-erp-sync/status", {
+    success: okEnvelope(Schema.Struct({
+      sources: Schema.Array(Schema.Struct({
+        external_source: Schema.String,
+        last_sync_at: Schema.String,
+        runs: Schema.Array(Schema.Struct({
+          kind: Schema.String,
+          ran_at: Schema.String,
+          total: Schema.Int,
+          created: Schema.Int,
+          updated: Schema.Int,
+          unchanged: Schema.Int,
+          skipped: Schema.Int,
+          errors: Schema.Int
+        }))
+      }))
+    })),
+    error: apiErrors
+  }),
   HttpApiEndpoint.get("changes", "/api-erp-sync/changes", {
     query: {
       since: Schema.optionalKey(Schema.String.annotate({ description: "next_cursor of the previous page; none starts at the beginning" })),

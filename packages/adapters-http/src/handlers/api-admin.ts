@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { HttpServerResponse } from "effect/http"
 import { stringify } from "csv-stringify/sync"
-import { Changes, Export, type ExportEntity, type ExportPlan, type ExportReader, MonthlyReset, requireId, Tenants } from "@mes/domain"
+import { Changes, Export, Sync, type ExportEntity, type ExportPlan, type ExportReader, MonthlyReset, requireId, Tenants } from "@mes/domain"
 import { type Handlers, ok, raw } from "../server.ts"
 import { listReply } from "./shared.ts"
 
@@ -65,7 +65,11 @@ export const adminHandlers = Effect.gen(function*() {
   const exporter = yield* Export
   const tenants = yield* Tenants
   const changes = yield* Changes
+  const sync = yield* Sync
   return {
+    "erpSync.sync": ({ body }) => sync.erp(body, { dryRun: false }).pipe(Effect.map((report) => ok(report))),
+    "erpSync.diff": ({ body }) => sync.erp(body, { dryRun: true }).pipe(Effect.map((report) => ok(report))),
+    "erpSync.status": () => Effect.map(sync.status, (status) => ok(status)),
     "erpSync.changes": ({ query }) => changes.feed(query).pipe(Effect.map((page) => ok(page))),
     "monthlyReset.run": () =>
       reset.run("http").pipe(

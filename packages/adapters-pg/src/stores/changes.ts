@@ -3,7 +3,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { ChangeFeedStore, jsonText } from "@mes/domain"
+import { ChangeFeedStore, jsonText, SyncRunStore } from "@mes/domain"
 
 export const ChangeFeedStorePg = Layer.effect(ChangeFeedStore, Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -31,5 +31,30 @@ export const ChangeFeedStorePg = Layer.effect(ChangeFeedStore, Effect.gen(functi
         })),
         Effect.orDie
       )
+  })
+}))
+
+/** How many runs per external source GET /api-erp-sync/status shows. */
+const RECENT_RUNS = 10
+
+export const SyncRunStorePg = Layer.effect(SyncRunStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return SyncRunStore.of({
+    record: (run) =>
+      sql`INSERT INTO sync_runs (tenant_id, id, kind, external_sources, total, created, updated, unchanged, skipped, errors)
+        VALUES (${run.tenant_id}, ${run.id}, ${run.kind}, ${`{${run.external_sources.map((s) => JSON.stringify(s)).join(",")}}`}::text[],
+          ${run.total}, ${run.created}, ${run.updated}, ${run.unchanged}, ${run.skipped}, ${run.errors})`.pipe(Effect.asVoid, Effect.orDie),
+    status: (tenantId) =>
+      sql<{ json: string }>`
+        WITH runs AS (
+          SELECT s.source, r.*, row_number() OVER (PARTITION BY s.source ORDER BY r.ran_at DESC, r.id DESC) AS n
+          FROM sync_runs r, unnest(r.external_sources) s (source) WHERE r.tenant_id = ${tenantId}
+        )
+        SELECT json_build_object('sources', coalesce(json_agg(src ORDER BY src.external_source), '[]'))::text AS json FROM (
+          SELECT source AS external_source, mes_ts(max(ran_at)) AS last_sync_at,
+            json_agg(json_build_object('kind', kind, 'ran_at', mes_ts(ran_at), 'total', total, 'created', created, 'updated', updated,
+              'unchanged', unchanged, 'skipped', skipped, 'errors', errors) ORDER BY ran_at DESC, id DESC) AS runs
+          FROM runs WHERE n <= ${RECENT_RUNS} GROUP BY source
+        ) src`.pipe(Effect.map(([r]) => jsonText<unknown>(r!.json)), Effect.orDie)
   })
 }))

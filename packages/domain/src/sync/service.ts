@@ -4,6 +4,7 @@
 // also reports what refused it.
 import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
@@ -21,7 +22,8 @@ import { CurrentTenant, newId, References, type SyncAction, Tx } from "../ports.
 import { CellSync } from "../cells/schema.ts"
 import { ResourceSync } from "../resources/schema.ts"
 import { checkedReferences, missingReferenceDetails, type Reference } from "../references.ts"
-import { detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
+import type { JsonText } from "../json.ts"
+import { type Constraint, detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
   readonly action: SyncAction
@@ -98,6 +100,84 @@ const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
 
 export type BulkKind = "jobs" | "parts" | "operations" | "cells" | "resources"
 
+/** POST /api-erp-sync/sync and /diff: `upsert` (default) writes every record; the others skip what they may not do. */
+export type ErpSyncMode = "upsert" | "create_only" | "update_only"
+const ERP_MODES: ReadonlyArray<ErpSyncMode> = ["upsert", "create_only", "update_only"]
+/** The order records are applied in: a record's references come before it. */
+export const ERP_ORDER = ["cells", "resources", "jobs", "parts", "operations"] as const
+
+const allowed = (mode: ErpSyncMode, action: SyncAction) =>
+  mode === "upsert" || action === "unchanged" || (mode === "create_only" ? action === "created" : action === "updated")
+
+export type RecordResult =
+  | { readonly external_id: string | null; readonly id: string; readonly action: SyncAction | "skipped" }
+  | { readonly external_id: string | null; readonly action: "error"; readonly error: string }
+
+export interface RunSummary {
+  readonly total: number
+  readonly created: number
+  readonly updated: number
+  readonly unchanged: number
+  readonly skipped: number
+  readonly errors: number
+}
+
+export interface ErpSyncReport extends RunSummary {
+  readonly mode: ErpSyncMode
+  readonly dry_run: boolean
+  readonly results: Readonly<Record<(typeof ERP_ORDER)[number], ReadonlyArray<RecordResult>>>
+}
+
+const summarize = (results: ReadonlyArray<RecordResult>): RunSummary => ({
+  total: results.length,
+  created: results.filter((r) => r.action === "created").length,
+  updated: results.filter((r) => r.action === "updated").length,
+  unchanged: results.filter((r) => r.action === "unchanged").length,
+  skipped: results.filter((r) => r.action === "skipped").length,
+  errors: results.filter((r) => r.action === "error").length
+})
+
+/** A record whose action its mode does not allow: its savepoint is undone. */
+class NotAllowed extends Data.TaggedError("NotAllowed")<{ readonly result: SyncResult }> {}
+/** The end of a dry run: everything it did is undone, its report kept. */
+class DryRunDone extends Data.TaggedError("DryRunDone")<{ readonly report: ErpSyncReport }> {}
+
+/** The body of an ERP run: record lists per kind, ≤ 1,000 records in all, and the mode. */
+const erpBody = (body: unknown) =>
+  Effect.gen(function*() {
+    const fail = (field: string, constraint: Constraint, message: string, value: unknown) =>
+      validationFailed("erp_sync", [{ field, message, value, constraint, entityType: "erp_sync", entityIndex: 0 }])
+    if (body === null || typeof body !== "object" || Array.isArray(body)) return yield* fail("", "TYPE_MISMATCH", "Request body must be a JSON object", body ?? null)
+    const b = body as Record<string, unknown>
+    const mode = b.mode ?? "upsert"
+    if (!ERP_MODES.includes(mode as ErpSyncMode)) return yield* fail("mode", "ENUM_CONSTRAINT", `mode must be one of: ${ERP_MODES.join(", ")}`, mode)
+    const unknownKeys = Object.keys(b).filter((k) => k !== "mode" && !(ERP_ORDER as ReadonlyArray<string>).includes(k))
+    if (unknownKeys.length > 0) return yield* fail(unknownKeys[0]!, "ENUM_CONSTRAINT", `unknown key ${unknownKeys[0]}; record lists are ${ERP_ORDER.join(", ")}`, null)
+    const items = {} as Record<(typeof ERP_ORDER)[number], ReadonlyArray<unknown>>
+    for (const kind of ERP_ORDER) {
+      const list = b[kind] ?? []
+      if (!Array.isArray(list)) return yield* fail(kind, "TYPE_MISMATCH", `${kind} must be an array of records`, list)
+      items[kind] = list
+    }
+    const total = ERP_ORDER.reduce((n, k) => n + items[k].length, 0)
+    if (total > MAX_BULK) return yield* fail("", "MAX_LENGTH", `at most ${MAX_BULK} records per request in all, got ${total}`, total)
+    return { items, mode: mode as ErpSyncMode }
+  })
+
+/** One bulk or ERP run, for the status of each external source. */
+export interface SyncRun extends RunSummary {
+  readonly id: string
+  readonly tenant_id: string
+  readonly kind: string
+  readonly external_sources: ReadonlyArray<string>
+}
+
+export class SyncRunStore extends Context.Service<SyncRunStore, {
+  readonly record: (run: SyncRun) => Effect.Effect<void>
+  /** Per external source: the last run's time and counts, and the last runs (JSON built by the database). */
+  readonly status: (tenantId: string) => Effect.Effect<JsonText<unknown>>
+}>()("mes/domain/SyncRunStore") {}
+
 export class Sync extends Context.Service<Sync, {
   /** PUT /api-jobs/sync: upsert a job with optional nested parts and operations. */
   readonly job: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
@@ -107,6 +187,10 @@ export class Sync extends Context.Service<Sync, {
   readonly cell: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
   /** PUT /api-resources/sync (spec 4.10). */
   readonly resource: (input: unknown) => Effect.Effect<SyncResult, SyncError, CurrentTenant>
+  /** POST /api-erp-sync/sync (or /diff with dryRun: the same, undone): every kind in dependency order, one transaction. */
+  readonly erp: (body: unknown, options: { readonly dryRun: boolean }) => Effect.Effect<ErpSyncReport, ValidationFailed, CurrentTenant>
+  /** GET /api-erp-sync/status. */
+  readonly status: Effect.Effect<JsonText<unknown>, never, CurrentTenant>
   /** POST .../bulk-sync: up to 1000 records, each reported. */
   readonly bulk: (kind: BulkKind, body: unknown) => Effect.Effect<BulkSyncResult, ValidationFailed, CurrentTenant>
 }>()("mes/domain/Sync") {
@@ -123,6 +207,7 @@ export class Sync extends Context.Service<Sync, {
     const decodeOperation = syncDecoder(OperationSync, "operation")
 
     const records = yield* RecordSyncStore
+    const runs = yield* SyncRunStore
     const materialStore = yield* MaterialStore
     const synced = (s: { readonly id: string; readonly action: SyncAction }, externalId: string): SyncResult => ({
       action: s.action,
@@ -253,6 +338,31 @@ export class Sync extends Context.Service<Sync, {
       }))
 
     const one = { jobs: job, parts: part, operations: operation, cells: cell, resources: resource }
+
+    /** One record in its own savepoint: a refusal, or an action its mode does not allow, undoes only that record. */
+    const inSavepoint = (kind: BulkKind, item: unknown, mode: ErpSyncMode) => {
+      const externalId = item !== null && typeof item === "object" && typeof (item as { external_id?: unknown }).external_id === "string"
+        ? (item as { external_id: string }).external_id
+        : null
+      return tx.transaction(one[kind](item).pipe(
+        Effect.flatMap((r) => allowed(mode, r.action) ? Effect.succeed(r) : Effect.fail(new NotAllowed({ result: r })))
+      )).pipe(
+        Effect.map((r): RecordResult => ({ external_id: r.external_id, id: r.id, action: r.action })),
+        Effect.catchTag("NotAllowed", (e) => Effect.succeed<RecordResult>({ external_id: e.result.external_id, id: e.result.id, action: "skipped" })),
+        Effect.catch((e: SyncError) => Effect.succeed<RecordResult>({ external_id: externalId, action: "error", error: describe(e) }))
+      )
+    }
+
+    /** Notes a bulk or ERP run for GET /api-erp-sync/status, in the run's transaction. */
+    const recordRun = (kind: string, items: ReadonlyArray<unknown>, summary: RunSummary) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const sources = [...new Set(items.flatMap((i) => {
+          const s = i !== null && typeof i === "object" ? (i as { external_source?: unknown }).external_source : undefined
+          return typeof s === "string" && s !== "" ? [s] : []
+        }))]
+        yield* runs.record({ id: newId(), tenant_id: tenant.id, kind, external_sources: sources, ...summary })
+      })
     // DECISIONS: bulk-sync body keys
     const keys = { jobs: ["items", "jobs"], parts: ["parts", "items"], operations: ["operations", "items"], cells: ["cells", "items"], resources: ["resources", "items"] }
     const roots = { jobs: "job", parts: "part", operations: "operation", cells: "cell", resources: "resource" }
@@ -263,27 +373,36 @@ export class Sync extends Context.Service<Sync, {
       operation,
       cell,
       resource,
+      status: Effect.flatMap(Effect.service(CurrentTenant), (tenant) => runs.status(tenant.id)),
       bulk: (kind, body) =>
         Effect.gen(function*() {
           const items = yield* bulkItems(roots[kind], body, keys[kind])
-          const results = yield* tx.transaction(Effect.forEach(items, (item) => {
-            const externalId = item !== null && typeof item === "object" && typeof (item as { external_id?: unknown }).external_id === "string"
-              ? (item as { external_id: string }).external_id
-              : null
-            // each record in its own savepoint: a failure undoes only that record
-            return tx.transaction(one[kind](item)).pipe(
-              Effect.map((r): BulkSyncResult["results"][number] => ({ external_id: r.external_id, id: r.id, action: r.action })),
-              Effect.catch((e: SyncError) => Effect.succeed({ external_id: externalId, action: "error" as const, error: describe(e) }))
-            )
+          return yield* tx.transaction(Effect.gen(function*() {
+            const results = yield* Effect.forEach(items, (item) => inSavepoint(kind, item, "upsert"))
+            const summary = summarize(results)
+            yield* recordRun(`${kind}.bulk-sync`, items, summary)
+            // bulk-sync always upserts: nothing is skipped, and its envelope has no such count
+            const { skipped: _skipped, ...counts } = summary
+            return { ...counts, results } as BulkSyncResult
           }))
-          return {
-            total: results.length,
-            created: results.filter((r) => r.action === "created").length,
-            updated: results.filter((r) => r.action === "updated").length,
-            unchanged: results.filter((r) => r.action === "unchanged").length,
-            errors: results.filter((r) => r.action === "error").length,
-            results
+        }),
+      erp: (body, options) =>
+        Effect.gen(function*() {
+          const { items, mode } = yield* erpBody(body)
+          // dependency order: what a record references is synced before it
+          const run = Effect.gen(function*() {
+            const results: Record<string, ReadonlyArray<RecordResult>> = {}
+            for (const kind of ERP_ORDER) results[kind] = yield* Effect.forEach(items[kind], (item) => inSavepoint(kind, item, mode))
+            const summary = summarize(ERP_ORDER.flatMap((k) => results[k]!))
+            return { mode, dry_run: options.dryRun, ...summary, results } as ErpSyncReport
+          })
+          if (!options.dryRun) {
+            return yield* tx.transaction(Effect.tap(run, (report) => recordRun("erp-sync", ERP_ORDER.flatMap((k) => items[k]), report)))
           }
+          // a dry run does everything a sync would, in a transaction that is undone at the end
+          return yield* tx.transaction(Effect.flatMap(run, (report) => Effect.fail(new DryRunDone({ report })))).pipe(
+            Effect.catchTag("DryRunDone", (done) => Effect.succeed(done.report))
+          )
         })
     })
   }))
