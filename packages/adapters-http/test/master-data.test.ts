@@ -308,6 +308,20 @@ describe("POST /api-erp-sync/diff and /sync, GET /api-erp-sync/status (issue 11 
     const again = await api.post("/api-erp-sync/diff", body())
     expect(actions(again.body.data)).toEqual({ cells: ["unchanged"], resources: ["unchanged"], jobs: ["unchanged"], parts: ["unchanged"], operations: ["unchanged"] })
 
+    // what an update would change, field by field (a job whose own fields stay says `parts`)
+    const b = body()
+    const changes = await api.post("/api-erp-sync/diff", {
+      cells: [{ ...b.cells[0], color: "#00f" }],
+      jobs: [{ ...b.jobs[0], customer: "New customer", notes: "rush" }],
+      parts: [{ ...b.parts[0], quantity: 2 }]
+    })
+    expect(changes.body.data.results.cells[0]).toMatchObject({ action: "updated", changed_fields: ["color"] })
+    expect(changes.body.data.results.jobs[0]).toMatchObject({ action: "updated", changed_fields: ["customer", "notes"] })
+    expect(changes.body.data.results.parts[0]).toMatchObject({ action: "updated", changed_fields: ["quantity"] })
+    const nested = await api.post("/api-erp-sync/diff", { jobs: [{ ...b.jobs[0], parts: [{ ...b.jobs[0]!.parts[0], quantity: 4 }] }] })
+    expect(nested.body.data.results.jobs[0]).toMatchObject({ action: "updated", changed_fields: ["parts"] })
+    expect((await api.get(`/api-cells?id=${ids.cells}`)).body.data.cell.color).toBeNull()
+
     const status = (await api.get("/api-erp-sync/status")).body.data.sources.find((s: any) => s.external_source === "erp2")
     expect(status.runs[0]).toMatchObject({ kind: "erp-sync", total: 5, created: 5, updated: 0, unchanged: 0, skipped: 0, errors: 0 })
     expect(Date.parse(status.last_sync_at)).toBeGreaterThan(Date.now() - 60_000)

@@ -3,7 +3,7 @@ import { Catalog } from "./catalog.ts"
 import { BatchStorePg } from "./stores/batches.ts"
 import { RecordSyncStorePg, ResourceStorePg } from "./stores/resources.ts"
 import { MaterialStorePg } from "./stores/materials.ts"
-import { ChangeFeedStorePg, SyncRunStorePg } from "./stores/changes.ts"
+import { ChangeFeedStorePg, SyncRecordStorePg, SyncRunStorePg } from "./stores/changes.ts"
 import { ExportStorePg, MonthlyResetStorePg, RequestCounterPg } from "./stores/billing.ts"
 import { CellStorePg } from "./stores/cells.ts"
 import { OutboxPg } from "./stores/outbox.ts"
@@ -33,6 +33,6 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg,
-  ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg).pipe(Layer.provide(Catalog.layer))
+  ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -62,6 +62,7 @@ const RecordResult = Schema.Struct({
   external_id: Schema.NullOr(Schema.String),
   id: Schema.optionalKey(Schema.String),
   action: Schema.Literals(["created", "updated", "unchanged", "skipped", "error"]),
+  changed_fields: Schema.optionalKey(Schema.Array(Schema.String)),
   error: Schema.optionalKey(Schema.String)
 })
 

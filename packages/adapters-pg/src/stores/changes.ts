@@ -3,7 +3,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { ChangeFeedStore, jsonText, SyncRunStore } from "@mes/domain"
+import { ChangeFeedStore, jsonText, SyncRecordStore, SyncRunStore } from "@mes/domain"
+import { liveCondition, recordJson } from "../json.ts"
 
 export const ChangeFeedStorePg = Layer.effect(ChangeFeedStore, Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -56,5 +57,19 @@ export const SyncRunStorePg = Layer.effect(SyncRunStore, Effect.gen(function*() 
               'unchanged', unchanged, 'skipped', skipped, 'errors', errors) ORDER BY ran_at DESC, id DESC) AS runs
           FROM runs WHERE n <= ${RECENT_RUNS} GROUP BY source
         ) src`.pipe(Effect.map(([r]) => jsonText<unknown>(r!.json)), Effect.orDie)
+  })
+}))
+
+const SYNCED_TABLES = { jobs: "jobs", parts: "parts", operations: "operations", cells: "cells", resources: "resources" } as const
+
+export const SyncRecordStorePg = Layer.effect(SyncRecordStore, Effect.gen(function*() {
+  const sql = yield* SqlClient
+  return SyncRecordStore.of({
+    read: (kind, tenantId, source, externalId) =>
+      sql.unsafe<{ json: string }>(
+        `SELECT ${recordJson(SYNCED_TABLES[kind], "t")} AS json FROM ${SYNCED_TABLES[kind]} t
+         WHERE t.tenant_id = $1 AND t.external_source = $2 AND t.external_id = $3 AND ${liveCondition[SYNCED_TABLES[kind]]("t")}`,
+        [tenantId, source, externalId]
+      ).pipe(Effect.map(([r]) => (r === undefined ? undefined : JSON.parse(r.json) as Record<string, unknown>)), Effect.orDie)
   })
 }))

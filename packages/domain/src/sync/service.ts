@@ -110,7 +110,13 @@ const allowed = (mode: ErpSyncMode, action: SyncAction) =>
   mode === "upsert" || action === "unchanged" || (mode === "create_only" ? action === "created" : action === "updated")
 
 export type RecordResult =
-  | { readonly external_id: string | null; readonly id: string; readonly action: SyncAction | "skipped" }
+  | {
+    readonly external_id: string | null
+    readonly id: string
+    readonly action: SyncAction | "skipped"
+    /** In a diff, the fields an update would change (`parts` when only a job's parts or operations would). */
+    readonly changed_fields?: ReadonlyArray<string>
+  }
   | { readonly external_id: string | null; readonly action: "error"; readonly error: string }
 
 export interface RunSummary {
@@ -172,6 +178,15 @@ export interface SyncRun extends RunSummary {
   readonly external_sources: ReadonlyArray<string>
 }
 
+export class SyncRecordStore extends Context.Service<SyncRecordStore, {
+  /** The record of `kind` with this external key as the API shows it, or undefined. */
+  readonly read: (kind: BulkKind, tenantId: string, source: string, externalId: string) => Effect.Effect<Record<string, unknown> | undefined>
+}>()("mes/domain/SyncRecordStore") {}
+
+/** The keys whose values differ between two readings of a record (its timestamps of change aside). */
+const changedFields = (before: Record<string, unknown>, after: Record<string, unknown>) =>
+  Object.keys(after).filter((k) => k !== "updated_at" && JSON.stringify(before[k]) !== JSON.stringify(after[k]))
+
 export class SyncRunStore extends Context.Service<SyncRunStore, {
   readonly record: (run: SyncRun) => Effect.Effect<void>
   /** Per external source: the last run's time and counts, and the last runs (JSON built by the database). */
@@ -208,6 +223,7 @@ export class Sync extends Context.Service<Sync, {
 
     const records = yield* RecordSyncStore
     const runs = yield* SyncRunStore
+    const snapshots = yield* SyncRecordStore
     const materialStore = yield* MaterialStore
     const synced = (s: { readonly id: string; readonly action: SyncAction }, externalId: string): SyncResult => ({
       action: s.action,
@@ -339,15 +355,28 @@ export class Sync extends Context.Service<Sync, {
 
     const one = { jobs: job, parts: part, operations: operation, cells: cell, resources: resource }
 
-    /** One record in its own savepoint: a refusal, or an action its mode does not allow, undoes only that record. */
-    const inSavepoint = (kind: BulkKind, item: unknown, mode: ErpSyncMode) => {
-      const externalId = item !== null && typeof item === "object" && typeof (item as { external_id?: unknown }).external_id === "string"
-        ? (item as { external_id: string }).external_id
-        : null
-      return tx.transaction(one[kind](item).pipe(
-        Effect.flatMap((r) => allowed(mode, r.action) ? Effect.succeed(r) : Effect.fail(new NotAllowed({ result: r })))
-      )).pipe(
-        Effect.map((r): RecordResult => ({ external_id: r.external_id, id: r.id, action: r.action })),
+    /**
+     * One record in its own savepoint: a refusal, or an action its mode does not allow, undoes only that record.
+     * With `compare` (a diff), an update also reports which fields it changes: the record read before and after.
+     */
+    const inSavepoint = (kind: BulkKind, item: unknown, mode: ErpSyncMode, compare = false) => {
+      const key = item !== null && typeof item === "object" ? item as { external_id?: unknown; external_source?: unknown } : {}
+      const externalId = typeof key.external_id === "string" ? key.external_id : null
+      const reading = (tenantId: string) =>
+        compare && externalId !== null && typeof key.external_source === "string"
+          ? snapshots.read(kind, tenantId, key.external_source, externalId)
+          : Effect.succeed(undefined)
+      return tx.transaction(Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const before = yield* reading(tenant.id)
+        const r = yield* one[kind](item)
+        if (!allowed(mode, r.action)) return yield* new NotAllowed({ result: r })
+        if (r.action !== "updated" || before === undefined) return { ...r }
+        const after = yield* reading(tenant.id)
+        const fields = after === undefined ? [] : changedFields(before, after)
+        return { ...r, changed_fields: fields.length === 0 && kind === "jobs" ? ["parts"] : fields }
+      })).pipe(
+        Effect.map((r): RecordResult => ({ external_id: r.external_id, id: r.id, action: r.action, ...("changed_fields" in r ? { changed_fields: r.changed_fields } : {}) })),
         Effect.catchTag("NotAllowed", (e) => Effect.succeed<RecordResult>({ external_id: e.result.external_id, id: e.result.id, action: "skipped" })),
         Effect.catch((e: SyncError) => Effect.succeed<RecordResult>({ external_id: externalId, action: "error", error: describe(e) }))
       )
@@ -392,7 +421,7 @@ export class Sync extends Context.Service<Sync, {
           // dependency order: what a record references is synced before it
           const run = Effect.gen(function*() {
             const results: Record<string, ReadonlyArray<RecordResult>> = {}
-            for (const kind of ERP_ORDER) results[kind] = yield* Effect.forEach(items[kind], (item) => inSavepoint(kind, item, mode))
+            for (const kind of ERP_ORDER) results[kind] = yield* Effect.forEach(items[kind], (item) => inSavepoint(kind, item, mode, options.dryRun))
             const summary = summarize(ERP_ORDER.flatMap((k) => results[k]!))
             return { mode, dry_run: options.dryRun, ...summary, results } as ErpSyncReport
           })
