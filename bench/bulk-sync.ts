@@ -3,14 +3,13 @@
 // inserted by psql in one transaction (three multi-row INSERTs) into a second fresh database.
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/bulk-sync.ts [rounds=3]
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { MES_BIN, mesJson, startMes } from "./lib/mes-serve.ts"
 
-const BIN = fileURLToPath(new URL("../packages/cli/bin/mes.js", import.meta.url))
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
 const rounds = Number(process.argv[2] ?? 3)
@@ -43,16 +42,8 @@ for (let round = 1; round <= rounds; round++) {
   const name = `mes_bulk_bench_${Date.now().toString(36)}`
   psql(admin, ["-c", `CREATE DATABASE ${name}`])
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl(name), MES_MONTHLY_RESET: "off" }
-  const tenant = JSON.parse(execFileSync(process.execPath, [BIN, "tenant", "create", "--name", "Bench", "--plan", "enterprise", "--json"], { env, encoding: "utf8" }))
-  const server: ChildProcess = spawn(process.execPath, [BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
-  const url = await new Promise<string>((resolve) => {
-    let out = ""
-    server.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d
-      const m = /mes listening on (http:\/\/\S+)/.exec(out)
-      if (m) resolve(m[1]!)
-    })
-  })
+  const tenant = mesJson(["tenant", "create", "--name", "Bench", "--plan", "enterprise"], env)
+  const { stop, url } = await startMes(env)
   const post = async (payload: unknown) => {
     const text = JSON.stringify(payload)
     const t0 = performance.now()
@@ -66,15 +57,14 @@ for (let round = 1; round <= rounds; round++) {
   await post({ items: body(`warm${round}`).items.slice(0, 20) })
   const first = await post(body(`r${round}`))
   const again = await post(body(`r${round}`))
-  server.kill("SIGTERM")
-  await new Promise((r) => server.once("exit", r))
+  await stop()
   psql(admin, ["-c", `DROP DATABASE ${name} WITH (FORCE)`])
   if (first.data.created !== JOBS || again.data.unchanged !== JOBS) throw new Error(`unexpected results ${JSON.stringify([first.data.created, again.data.unchanged])}`)
 
   // the same rows, inserted raw in one transaction into a fresh database with mes's schema
   const rawName = `${name}_raw`
   psql(admin, ["-c", `CREATE DATABASE ${rawName}`])
-  execFileSync(process.execPath, [BIN, "migrate", "--json"], { env: { ...env, DATABASE_URL: dbUrl(rawName) } })
+  execFileSync(process.execPath, [MES_BIN, "migrate", "--json"], { env: { ...env, DATABASE_URL: dbUrl(rawName) } })
   const tid = randomUUID()
   const jobs: Array<string> = []
   const parts: Array<string> = []

@@ -7,13 +7,12 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/export-memory.ts   # a fresh database there
 //
 // Prints one row per (size, export): response bytes, seconds, RSS before and peak RSS during the export.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { mesJson, startMes } from "./lib/mes-serve.ts"
 
-const BIN = fileURLToPath(new URL("../packages/cli/bin/mes.js", import.meta.url))
 const SECRET = "export-memory-bench-secret-0123456789abcdef"
 const STEPS = [10_000, 50_000, 100_000]
 const OPS_PER_JOB = 100 // 10 parts × 10 operations
@@ -31,20 +30,12 @@ if (admin !== undefined) {
   env.DATABASE_URL = u.toString()
 }
 
-const mes = (args: Array<string>) => JSON.parse(execFileSync(process.execPath, [BIN, ...args, "--json"], { env, encoding: "utf8" }))
+const mes = (args: Array<string>) => mesJson(args, env)
 const tenant = mes(["tenant", "create", "--name", "Export bench", "--plan", "enterprise"])
 const profile = mes(["profile", "create", "--tenant", tenant.tenant_id, "--name", "Bench admin", "--role", "admin"])
 const { token } = mes(["token", "issue", "--tenant", tenant.tenant_id, "--profile", profile.profile_id, "--role", "admin"])
 
-const server: ChildProcess = spawn(process.execPath, [BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
-const url = await new Promise<string>((resolve) => {
-  let out = ""
-  server.stdout!.setEncoding("utf8").on("data", (d: string) => {
-    out += d
-    const m = /mes listening on (http:\/\/\S+)/.exec(out)
-    if (m) resolve(m[1]!)
-  })
-})
+const { server, stop, url } = await startMes(env)
 
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))![1]) / 1024
 
@@ -114,8 +105,7 @@ try {
   console.log(`\n${admin === undefined ? "embedded PGlite" : "PostgreSQL"}, node ${process.version}`)
   console.table(rows)
 } finally {
-  server.kill("SIGTERM")
-  await new Promise((r) => server.once("exit", r))
+  await stop()
   if (admin !== undefined && dbName !== undefined) {
     execFileSync("psql", [admin, "-qc", `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`])
   }

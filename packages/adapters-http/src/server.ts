@@ -18,6 +18,7 @@ import {
   durationConfig,
   type DomainError,
   encodeJson,
+  EXPORT_ENTITIES,
   isUuid,
   jsonText,
   type ListSpec,
@@ -150,21 +151,10 @@ const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).diges
 const ifMatchAccepts = (header: string, etag: string) =>
   header.split(",").map((t) => t.trim()).some((t) => t === "*" || t === etag)
 
-/** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag). */
-const versionedTables: Readonly<Record<string, ReferenceTable>> = {
-  jobs: "jobs",
-  parts: "parts",
-  operations: "operations",
-  cells: "cells",
-  resources: "resources",
-  materials: "materials",
-  profiles: "profiles",
-  substeps: "substeps",
-  issues: "issues",
-  batches: "batches",
-  timeEntries: "time_entries",
-  webhooks: "webhooks"
-}
+/** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag), by group: every exported entity's. */
+const versionedTables: Readonly<Record<string, ReferenceTable>> = Object.fromEntries(
+  Object.entries(EXPORT_ENTITIES).map(([entity, table]) => [entity.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()), table])
+)
 
 /** What makes two requests "the same" for an Idempotency-Key: method, path with query, and body. */
 const fingerprintOf = (method: string, url: string, body: string) =>

@@ -1,0 +1,27 @@
+// The compiled `mes` as a child process for the one-off benches (export-memory, bulk-sync).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+
+export const MES_BIN = fileURLToPath(new URL("../../packages/cli/bin/mes.js", import.meta.url))
+
+/** Runs a `mes` command with `--json` and parses what it prints. */
+export const mesJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  JSON.parse(execFileSync(process.execPath, [MES_BIN, ...args, "--json"], { env, encoding: "utf8" }))
+
+/** Starts `mes serve` on a free port; resolves with the process and its base URL once it listens. */
+export const startMes = async (env: NodeJS.ProcessEnv): Promise<{ server: ChildProcess; url: string; stop: () => Promise<void> }> => {
+  const server = spawn(process.execPath, [MES_BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
+  const url = await new Promise<string>((resolve) => {
+    let out = ""
+    server.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      out += d
+      const m = /mes listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+  })
+  const stop = async () => {
+    server.kill("SIGTERM")
+    await new Promise((r) => server.once("exit", r))
+  }
+  return { server, url, stop }
+}
