@@ -177,8 +177,6 @@ const queryOf = (url: string): Record<string, string> => {
   return out
 }
 
-const NO_LIMITS: RateLimits["Service"] = { enabled: false, admit: () => Effect.succeed(undefined) }
-
 /** spec 8 (cloud): the plan's daily limit on every response, as X-RateLimit-* and the IETF RateLimit fields. */
 const limitHeaders = (l: RateLimitInfo): Record<string, string> => ({
   "x-ratelimit-limit": String(l.limit),
@@ -218,7 +216,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
 export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const authenticate = authenticator(yield* Tenants, options)
-    const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => NO_LIMITS)
+    const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
     const commitSignal = yield* Effect.serviceOption(CommitSignal)
     const idempotency = yield* Effect.serviceOption(Idempotency)
     // CurrentTenant is provided per request after authentication, not by the layer

@@ -63,6 +63,21 @@ export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>
 const parseInt10 = (name: string, v: string) =>
   INT_RE.test(v.trim()) ? Effect.succeed(Number(v)) : Effect.fail(new BadRequest({ message: `query parameter ${name} must be an integer` }))
 
+/** `limit` of a page: 100 when absent, an integer (400 otherwise), and the details when it is not 1-1000. */
+const pageLimit = (raw: string | undefined) =>
+  Effect.map(raw === undefined ? Effect.succeed(100) : parseInt10("limit", raw), (limit) => ({
+    limit,
+    details: limit < 1
+      ? [detail("query", {}, ["limit"], "MIN_VALUE", "limit must be at least 1", limit)]
+      : limit > 1000
+      ? [detail("query", {}, ["limit"], "MAX_VALUE", "limit must be at most 1000", limit)]
+      : []
+  }))
+
+/** The `limit` query parameter of a paged read that is not a list (1-1000, default 100). */
+export const decodeLimit = (raw: string | undefined) =>
+  Effect.flatMap(pageLimit(raw), ({ details, limit }) => Effect.as(failIfAny("query", details), limit))
+
 export const decodeListQuery = <F extends Record<string, FilterKind>, S extends string>(
   spec: ListSpec<F, S>,
   input: Readonly<Record<string, string>>
@@ -79,10 +94,9 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
     const bad = (field: string, constraint: ValidationDetail["constraint"], message: string, value: unknown) =>
       details.push(detail("query", {}, [field], constraint, message, value))
 
-    const limit = raw.limit === undefined ? 100 : yield* parseInt10("limit", raw.limit)
+    const { details: limitDetails, limit } = yield* pageLimit(raw.limit)
+    details.push(...limitDetails)
     const offset = raw.offset === undefined ? 0 : yield* parseInt10("offset", raw.offset)
-    if (limit < 1) bad("limit", "MIN_VALUE", "limit must be at least 1", limit)
-    if (limit > 1000) bad("limit", "MAX_VALUE", "limit must be at most 1000", limit)
     if (offset < 0) bad("offset", "MIN_VALUE", "offset must be at least 0", offset)
     if (offset > INT4_MAX) bad("offset", "MAX_VALUE", `offset must be at most ${INT4_MAX}`, offset)
 

@@ -17,7 +17,7 @@ export const MonthlyResetStorePg = Layer.effect(MonthlyResetStore, Effect.gen(fu
     reset: ({ at, entries, metadata }) =>
       sql<{ tenant_id: string; previous: number }>`
         WITH plan AS (
-          SELECT e.tenant_id, e.log_id FROM unnest(${entries.map((e) => e.tenant_id)}::uuid[], ${entries.map((e) => e.log_id)}::uuid[]) AS e (tenant_id, log_id)
+          SELECT e.tenant_id, e.log_id, t.created_at FROM unnest(${entries.map((e) => e.tenant_id)}::uuid[], ${entries.map((e) => e.log_id)}::uuid[]) AS e (tenant_id, log_id)
           JOIN tenants t ON t.id = e.tenant_id AND t.status = 'active'
         ),
         gone AS (DELETE FROM part_usage u USING plan WHERE u.tenant_id = plan.tenant_id RETURNING u.tenant_id, u.parts),
@@ -25,8 +25,7 @@ export const MonthlyResetStorePg = Layer.effect(MonthlyResetStore, Effect.gen(fu
         logged AS (
           INSERT INTO monthly_reset_logs (tenant_id, id, reset_date, previous_parts_count, billing_period_start, billing_period_end, reset_type, metadata)
           SELECT plan.tenant_id, plan.log_id, ${at}::timestamptz, coalesce(counted.parts, 0),
-            coalesce((SELECT max(l.reset_date) FROM monthly_reset_logs l WHERE l.tenant_id = plan.tenant_id),
-                     (SELECT t.created_at FROM tenants t WHERE t.id = plan.tenant_id)),
+            coalesce((SELECT max(l.reset_date) FROM monthly_reset_logs l WHERE l.tenant_id = plan.tenant_id), plan.created_at),
             ${at}::timestamptz, 'automatic', ${JSON.stringify(metadata)}::jsonb
           FROM plan LEFT JOIN counted ON counted.tenant_id = plan.tenant_id
           RETURNING tenant_id, previous_parts_count

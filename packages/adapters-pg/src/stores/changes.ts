@@ -60,15 +60,14 @@ export const SyncRunStorePg = Layer.effect(SyncRunStore, Effect.gen(function*() 
   })
 }))
 
-const SYNCED_TABLES = { jobs: "jobs", parts: "parts", operations: "operations", cells: "cells", resources: "resources" } as const
-
 export const SyncRecordStorePg = Layer.effect(SyncRecordStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   return SyncRecordStore.of({
     read: (kind, tenantId, source, externalId) =>
       sql.unsafe<{ json: string }>(
-        `SELECT ${recordJson(SYNCED_TABLES[kind], "t")} AS json FROM ${SYNCED_TABLES[kind]} t
-         WHERE t.tenant_id = $1 AND t.external_source = $2 AND t.external_id = $3 AND ${liveCondition[SYNCED_TABLES[kind]]("t")}`,
+        // a kind of synced record is named after its table
+        `SELECT ${recordJson(kind, "t")} AS json FROM ${kind} t
+         WHERE t.tenant_id = $1 AND t.external_source = $2 AND t.external_id = $3 AND ${liveCondition[kind]("t")}`,
         [tenantId, source, externalId]
       ).pipe(Effect.map(([r]) => (r === undefined ? undefined : JSON.parse(r.json) as Record<string, unknown>)), Effect.orDie)
   })

@@ -24,14 +24,19 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
         Effect.map((rows) => jsonText<ApiKey>(rows[0]!.json)),
         Effect.orDie
       ),
-    keysByPrefix: (prefix) =>
-      sql<KeyCandidate>`SELECT k.id, k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
+    // the same round trip notes the use of the presented key (its hash) when it is a working key: a key used
+    // all day is written once a minute at most, and a row being written is skipped, not waited on
+    keysByPrefix: (prefix, usedHash) =>
+      sql<KeyCandidate>`
+        WITH used AS (
+          UPDATE api_keys k SET last_used_at = now()
+          FROM tenants t WHERE t.id = k.tenant_id AND t.status = 'active'
+            AND k.key_prefix = ${prefix} AND k.key_hash = ${usedHash} AND k.revoked_at IS NULL
+            AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
+        )
+        SELECT k.id, k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
         WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`.pipe(Effect.orDie),
-    // a key used all day is written once a minute at most, and a row being written is skipped, not waited on
-    touchKey: (tenantId, id) =>
-      sql`UPDATE api_keys SET last_used_at = now() WHERE tenant_id = ${tenantId} AND id = ${id}
-        AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.pipe(Effect.asVoid, Effect.orDie),
     listKeys: (tenantId, q) =>
       listPage<ApiKey>(sql, {
         table: "api_keys",

@@ -5,8 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import { Forbidden, ValidationFailed } from "../errors.ts"
-import type { Constraint } from "../validation.ts"
+import { Forbidden, type ValidationFailed } from "../errors.ts"
+import { type Constraint, detail, validationFailed } from "../validation.ts"
 import { CurrentTenant, type ReferenceTable } from "../ports.ts"
 
 /** Exportable entities, in the order `all` exports them (each one's table). */
@@ -52,10 +52,7 @@ export interface ExportPlan {
 const isEntity = (name: string): name is ExportEntity => Object.hasOwn(EXPORT_ENTITIES, name)
 
 const invalid = (field: string, value: unknown, message: string, constraint: Constraint) =>
-  new ValidationFailed({
-    message: `Validation failed: 1 error in export query`,
-    details: [{ field, message, value, constraint, entityType: "query", entityIndex: 0 }]
-  })
+  validationFailed("query", [detail("query", {}, [field], constraint, message, value)])
 
 export class Export extends Context.Service<Export, {
   /** Checks the query (`entities`, `format`) and the caller (a signed-in admin), and opens the export. */

@@ -36,16 +36,15 @@ export const utcDay = (now: number) => {
 }
 
 export class RateLimits extends Context.Service<RateLimits, {
-  /** True in cloud mode: responses carry the limit headers. */
-  readonly enabled: boolean
   /**
    * Admits one request of the tenant: its limit state after counting it, undefined when its plan is
    * unlimited (or the deployment is self-hosted), RateLimited past the limit.
    */
   readonly admit: (tenant: { readonly id: string; readonly plan: Plan }) => Effect.Effect<RateLimitInfo | undefined, RateLimited>
 }>()("mes/domain/RateLimits") {
-  /** Self-hosted: no limits, no counting. */
-  static readonly none = Layer.succeed(RateLimits, RateLimits.of({ enabled: false, admit: () => Effect.succeed(undefined) }))
+  /** No limits and no counting (self-hosted, or an embedder that provides no RateLimits). */
+  static readonly unlimited = RateLimits.of({ admit: () => Effect.succeed(undefined) })
+  static readonly none = Layer.succeed(RateLimits, RateLimits.unlimited)
 
   /** Cloud: every tenant's requests are counted per UTC day against its plan. */
   static readonly cloud = Layer.effect(RateLimits, Effect.gen(function*() {
@@ -60,7 +59,6 @@ export class RateLimits extends Context.Service<RateLimits, {
       retryAfter: Math.max(1, Math.ceil((resetAt - now) / 1000))
     })
     return RateLimits.of({
-      enabled: true,
       admit: (tenant) =>
         Effect.gen(function*() {
           const limit = DAILY_REQUESTS[tenant.plan]

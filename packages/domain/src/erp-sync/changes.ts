@@ -3,10 +3,12 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { BadRequest, ValidationFailed } from "../errors.ts"
+import { BadRequest, type ValidationFailed } from "../errors.ts"
 import { isEventType } from "../events.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant } from "../ports.ts"
+import { decodeLimit } from "../query.ts"
+import { detail, validationFailed } from "../validation.ts"
 
 /** A position in the log: the writing transaction and the event's place in it. */
 export interface ChangeCursor {
@@ -32,12 +34,6 @@ const ORIGIN: ChangeCursor = { xid: "0", seq: "0" }
 
 export const formatCursor = (c: ChangeCursor) => `${c.xid}.${c.seq}`
 
-const invalid = (field: string, value: unknown, message: string, constraint: "ENUM_CONSTRAINT" | "MIN_VALUE" | "MAX_VALUE") =>
-  new ValidationFailed({
-    message: "Validation failed: 1 error in query",
-    details: [{ field, message, value, constraint, entityType: "query", entityIndex: 0 }]
-  })
-
 export class Changes extends Context.Service<Changes, {
   /** `since` (a cursor from an earlier page; none = the start), `limit` 1-1000 (default 100), `types` (comma-separated). */
   readonly feed: (query: Readonly<Record<string, string>>) => Effect.Effect<
@@ -57,16 +53,12 @@ export class Changes extends Context.Service<Changes, {
             if (m === null) return yield* new BadRequest({ message: "since must be a cursor from an earlier page (next_cursor)" })
             after = { xid: m[1]!, seq: m[2]! }
           }
-          let limit = 100
-          if (query.limit !== undefined) {
-            if (!/^-?\d+$/.test(query.limit)) return yield* new BadRequest({ message: "limit must be an integer" })
-            limit = Number(query.limit)
-            if (limit < 1) return yield* invalid("limit", limit, "limit must be at least 1", "MIN_VALUE")
-            if (limit > 1000) return yield* invalid("limit", limit, "limit must be at most 1000", "MAX_VALUE")
-          }
+          const limit = yield* decodeLimit(query.limit)
           const types = query.types === undefined || query.types === "" ? undefined : query.types.split(",").map((t) => t.trim())
           const unknown = types?.filter((t) => !isEventType(t)) ?? []
-          if (unknown.length > 0) return yield* invalid("types", unknown.join(","), `Unknown event type ${unknown.join(", ")}`, "ENUM_CONSTRAINT")
+          if (unknown.length > 0) {
+            return yield* validationFailed("query", [detail("query", query, ["types"], "ENUM_CONSTRAINT", `Unknown event type ${unknown.join(", ")}`, unknown.join(","))])
+          }
           const page = yield* store.page(tenant.id, after, limit, types)
           return { changes: page.changes, next_cursor: formatCursor(page.last ?? after), has_more: page.count === limit }
         })

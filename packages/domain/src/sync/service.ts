@@ -152,7 +152,7 @@ class DryRunDone extends Data.TaggedError("DryRunDone")<{ readonly report: ErpSy
 const erpBody = (body: unknown) =>
   Effect.gen(function*() {
     const fail = (field: string, constraint: Constraint, message: string, value: unknown) =>
-      validationFailed("erp_sync", [{ field, message, value, constraint, entityType: "erp_sync", entityIndex: 0 }])
+      validationFailed("erp_sync", [detail("erp_sync", body, field === "" ? [] : [field], constraint, message, value)])
     if (body === null || typeof body !== "object" || Array.isArray(body)) return yield* fail("", "TYPE_MISMATCH", "Request body must be a JSON object", body ?? null)
     const b = body as Record<string, unknown>
     const mode = b.mode ?? "upsert"

@@ -150,7 +150,7 @@ export class Tenants extends Context.Service<Tenants, {
             verified.delete(key)
           }
           const hash = yield* Effect.promise(() => sha256Hex(key))
-          const candidates = yield* store.keysByPrefix(keyPrefix(key))
+          const candidates = yield* store.keysByPrefix(keyPrefix(key), hash)
           let match: Caller | undefined
           for (const c of candidates) {
             if (constantTimeEqual(c.key_hash, hash) && c.tenant_status === "active") {
@@ -158,7 +158,6 @@ export class Tenants extends Context.Service<Tenants, {
             }
           }
           if (match === undefined) return yield* new Unauthorized({ message: INVALID_KEY })
-          yield* store.touchKey(match.tenantId, match.keyId)
           if (ttlMillis > 0) {
             if (verified.size >= AUTH_CACHE_CAPACITY) verified.delete(verified.keys().next().value!)
             verified.set(key, { caller: match, until: now + ttlMillis })

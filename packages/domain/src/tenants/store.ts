@@ -36,10 +36,11 @@ export class TenantStore extends Context.Service<TenantStore, {
     environment: "live" | "test"
     name: string | null
   }) => Effect.Effect<JsonText<ApiKey>>
-  /** Active keys whose prefix matches, with their tenant's plan. */
-  readonly keysByPrefix: (prefix: string) => Effect.Effect<ReadonlyArray<KeyCandidate>>
-  /** Notes that the key was used (at most once a minute is written). */
-  readonly touchKey: (tenantId: string, id: string) => Effect.Effect<void>
+  /**
+   * Active keys whose prefix matches, with their tenant's plan; notes in the same round trip that the working
+   * key with hash `usedHash` was used (at most once a minute is written).
+   */
+  readonly keysByPrefix: (prefix: string, usedHash: string) => Effect.Effect<ReadonlyArray<KeyCandidate>>
   readonly listKeys: (tenantId: string, query: ListQuery<Record<string, FilterKind>, string>) => Effect.Effect<Slice<ApiKey>>
   /** Revokes the tenant's key (a revoked key stays revoked at its first time); the owner of the id, and the key. */
   readonly revokeKey: (tenantId: string, id: string) => Effect.Effect<Owned<ApiKey>>
