@@ -42,7 +42,11 @@ export const postgres = (
     maxMessageSize: MAX_MESSAGE_BYTES,
     maxConnections: options.maxConnections ?? 10,
     multiplex: (options.pipeline ?? 4) > 1,
-    multiplexConcurrency: options.pipeline ?? 4
+    multiplexConcurrency: options.pipeline ?? 4,
+    // no JIT: mes's statements are short OLTP work whose planned cost (one statement per write, a bulk of
+    // 1,000 records in one) crosses jit_above_cost, and compiling then took longer than running
+    // (measured: bulk-sync of 100 jobs 2.9 s with JIT, 0.33 s without)
+    startupParameters: { jit: "off" }
   })
 
 // PGlite's own defaults (its defaultStartParams), which passing startParams replaces

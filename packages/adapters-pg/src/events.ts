@@ -41,11 +41,14 @@ export interface EventSource {
   readonly orderBy?: string
 }
 
-/** One INSERT of the events of several sources into the outbox, in source order. */
-export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>) =>
+/**
+ * One INSERT of the events of several sources into the outbox, in source order; with `interleave`, in
+ * the order of the sources' `orderBy` values (ties in source order): a bulk's events record by record.
+ */
+export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>, o: { readonly interleave?: boolean } = {}) =>
   `INSERT INTO outbox (tenant_id, event_id, event_type, data)
    SELECT ${tenant}, mes_uuid7(), e.type, e.data::json FROM (
      ${sources.map((s, i) =>
     `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `${literal(s.event.type)}::text`} AS type, ${payloadSql(s.event.shape, s.payload)} AS data FROM ${s.from}`
   ).join("\n     UNION ALL ")}
-   ) e ORDER BY e.source, e.n`
+   ) e ORDER BY ${o.interleave === true ? "e.n, e.source" : "e.source, e.n"}`

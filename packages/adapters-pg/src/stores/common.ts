@@ -44,11 +44,26 @@ export const ReferencesPg = Layer.effect(References, Effect.gen(function*() {
 }))
 
 /**
+ * Where a statement's plans come from: one plan in $1 (`ONE_PLAN`), or one per row of a CTE (`from`),
+ * each under `plan` and numbered by `key` (a bulk statement's records).
+ */
+export interface PlanSource {
+  readonly from: string
+  readonly plan: string
+  readonly key: string
+}
+export const ONE_PLAN: PlanSource = { from: "", plan: "$1::jsonb", key: "" }
+/** The prefixes that select from `source` and name its key column `k` (nothing for one plan). */
+const perRecord = (source: PlanSource) =>
+  source.key === "" ? { from: "", key: "" } : { from: `${source.from} CROSS JOIN `, key: `${source.key} AS k, ` }
+
+/**
  * The indexes `i` of references (`refs`: a jsonb array of {i, tbl, id}) that are not live rows of
  * the tenant: a reference check that rides along in a write's statement (spec 2.3, DECISIONS: 422).
+ * With a per-record `source`, `refs` is an expression over its rows and each row says its record `k`.
  */
-export const missingReferences = (refs: string, tenant: string, tables: ReadonlyArray<ReferenceTable>) =>
-  `SELECT r.i FROM jsonb_to_recordset(${refs}) r (i int, tbl text, id uuid)
+export const missingReferences = (refs: string, tenant: string, tables: ReadonlyArray<ReferenceTable>, source: PlanSource = ONE_PLAN) =>
+  `SELECT ${perRecord(source).key}r.i FROM ${perRecord(source).from}jsonb_to_recordset(${refs}) r (i int, tbl text, id uuid)
    WHERE NOT ${
     tables.length === 0 ? "false" : `CASE r.tbl ${
       tables.map((t) =>
@@ -58,13 +73,14 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
   }`
 
 /**
- * The checks of a nested job plan ($1: the plan as jsonb, $2: the tenant) as CTEs: `bad`, the
- * plan's `refs` that are not live rows of the tenant, and `names`, its `cell_names`, each with the
- * id of the tenant's cell of that name (NULL when there is none).
+ * The checks of nested job plans ($2: the tenant) as CTEs: `bad`, the plan's `refs` that are not live
+ * rows of the tenant, and `names`, its `cell_names`, each with the id of the tenant's cell of that name
+ * (NULL when there is none); per record `k` when the source has several.
  */
-export const nestedPlanChecks = `bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "profiles", "materials"])}),
-names AS (
-  SELECT n.name, c.id FROM jsonb_array_elements_text($1::jsonb->'cell_names') n (name)
+export const nestedPlanChecks = (source: PlanSource = ONE_PLAN) =>
+  `bad AS (${missingReferences(`${source.plan}->'refs'`, "$2", ["cells", "profiles", "materials"], source)}),
+names AS ${source.key === "" ? "" : "MATERIALIZED "}(
+  SELECT ${perRecord(source).key}n.name, c.id FROM ${perRecord(source).from}jsonb_array_elements_text(${source.plan}->'cell_names') n (name)
   LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
 )`
 

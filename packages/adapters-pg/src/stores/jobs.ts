@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import {
-  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
+  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
@@ -14,7 +14,7 @@ import { statementCache } from "../sql-text.ts"
 import { contains, nestedPlanChecks, nestedPlanPasses, nestedPlanRefusals } from "./common.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
-import { syncJobKey, syncJobStatement } from "./sync.ts"
+import { syncJobsKey, syncJobsStatement } from "./sync.ts"
 
 export const partDefaults = { status: "'not_started'", is_bullet_card: "false" }
 export const operationDefaults = { status: "'not_started'", completion_percentage: "0", actual_time: "0" }
@@ -39,7 +39,7 @@ const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["eve
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   return `
-WITH ${nestedPlanChecks},
+WITH ${nestedPlanChecks()},
 ok AS (SELECT ${nestedPlanPasses} AS ok),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "ok, jsonb_populate_record(null::jobs, $1::jsonb->'job') r", row: "r", where: "WHERE ok.ok" })}
@@ -139,27 +139,22 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
     softDelete: (tenantId, id) => writes.remove(tenantId, id).pipe(die),
 
-    sync: (plan) =>
+    sync: (plans) =>
       Effect.gen(function*() {
-        const statement = statements(`sync ${syncJobKey(plan, catalog)}`, () => syncJobStatement(plan, catalog))
-        const [row] = yield* sql.unsafe<{
+        const statement = statements(`sync ${syncJobsKey(plans, catalog)}`, () => syncJobsStatement(plans, catalog))
+        const rows = yield* sql.unsafe<{
           id: string | null
           action: SyncAction | null
           missing_refs: Array<number>
           missing_cells: Array<string>
           elsewhere: Array<number>
           moved: Array<number>
-        }>(statement, [JSON.stringify({ ...plan, cell_names: plan.cellNames, dry_run: plan.dryRun }), plan.job.tenant_id])
-        const r = row!
-        return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
-          : {
-            _tag: "Refused" as const,
-            missingRefs: r.missing_refs,
-            missingCells: r.missing_cells,
-            partsElsewhere: r.elsewhere,
-            operationsElsewhere: r.moved
-          }
+        }>(statement, [JSON.stringify(plans.map(({ cellNames, dryRun, ...plan }) => ({ ...plan, cell_names: cellNames, dry_run: dryRun }))), plans[0]!.job.tenant_id])
+        return rows.map((r): JobSyncResult =>
+          r.id !== null
+            ? { _tag: "Synced", id: r.id, action: r.action! }
+            : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved }
+        )
       }).pipe(mapConstraints),
 
     byExternalId: (tenantId, source, externalId) =>

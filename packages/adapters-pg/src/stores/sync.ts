@@ -1,4 +1,4 @@
-// ERP sync of a job with its parts and operations as ONE statement (spec 4.1 PUT sync; ARCHITECTURE:
+// ERP sync of jobs with their parts and operations as ONE statement, one job or a bulk of them (spec 4.1 PUT sync; ARCHITECTURE:
 // the domain plans, the adapter executes once). The plan names every row with an id of its own;
 // rows that already exist under the same (external_source, external_id) keep their stored id, and
 // the statement maps the plan's ids (job of a part, parent of a part, part of an operation) onto the
@@ -8,7 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { missingReferences, nestedPlanChecks, nestedPlanPasses, nestedPlanRefusals } from "./common.ts"
+import { missingReferences, nestedPlanChecks } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
@@ -40,49 +40,66 @@ const upsertByExternalKey = (
   WHERE ${conditions.join(" AND ")}`
 }
 
-/** The statement's shape depends only on which columns the plan's rows give; callers cache it by `syncJobKey`. */
-export const syncJobKey = (plan: JobSyncPlan, catalog: Catalog["Service"]) =>
-  [given([plan.job], catalog.columns("jobs")), given(plan.parts, catalog.columns("parts")), given(plan.operations, catalog.columns("operations"))]
-    .map((c) => c.join(",")).join("|")
+/** The statement's shape depends only on which columns the plans' rows give; callers cache it by `syncJobsKey`. */
+export const syncJobsKey = (plans: ReadonlyArray<JobSyncPlan>, catalog: Catalog["Service"]) =>
+  [
+    given(plans.map((p) => p.job), catalog.columns("jobs")),
+    given(plans.flatMap((p) => p.parts), catalog.columns("parts")),
+    given(plans.flatMap((p) => p.operations), catalog.columns("operations"))
+  ].map((c) => c.join(",")).join("|")
+
+/** A synced row's values: what the record gives over the stored row's (a field the record leaves out keeps its value). */
+const synced = (table: string, stored: string, given: string) => `jsonb_populate_record(coalesce(${stored}, null::${table}), ${given})`
 
 /**
- * $1: the plan (jsonb: job, parts, operations, refs, cell_names, dry_run), $2: the tenant. Answers
- * one row: the job's id and whether it was created, or (nothing written) what refused it.
+ * $1: the plans, a jsonb array (each: job, parts, operations, refs, cell_names, dry_run), $2: the tenant.
+ * Syncs every plan that nothing refuses, all in one statement (bulk-sync: one pass over the bodies, the
+ * stored rows found by their external keys' index); answers one row per plan, in order: the job's id
+ * and its action, or (nothing of that plan written) what refused it. The plans name distinct rows
+ * (the domain sends a bulk whose records share an external key one by one).
  */
-export const syncJobStatement = (plan: JobSyncPlan, catalog: Catalog["Service"]) => {
+export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Catalog["Service"]) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   const operations = catalog.columns("operations")
-  const key = (alias: string) => `${alias}.tenant_id = $2 AND ${alias}.external_source = (x.r).external_source AND ${alias}.external_id = (x.r).external_id`
+  // a stored row by its external key, as a record of the table's type (NULL when there is none)
+  const stored = (table: string, alias: string, json: string, live = "") =>
+    `LEFT JOIN LATERAL (SELECT ${alias}.id, ${alias} AS row FROM ${table} ${alias} WHERE ${
+      keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
+    }${live}) s ON true`
   return `
-WITH ${nestedPlanChecks},
-jin AS (SELECT jsonb_populate_record(null::jobs, $1::jsonb->'job') AS r),
-jid AS (
-  SELECT coalesce((SELECT j.id FROM jin x JOIN jobs j ON ${key("j")} AND j.deleted_at IS NULL), ((SELECT r FROM jin)).id) AS id
+WITH rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
+${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
+jin AS MATERIALIZED (
+  SELECT rec.k, x.r, s.id AS stored_id, coalesce(s.id, (x.r).id) AS id
+  FROM rec ${stored("jobs", "j", "rec.v->'job'", " AND j.deleted_at IS NULL")}
+  CROSS JOIN LATERAL (SELECT ${synced("jobs", "s.row", "rec.v->'job'")}) x (r)
 ),
-pin AS (SELECT e.n, jsonb_populate_record(null::parts, e.v) AS r FROM jsonb_array_elements($1::jsonb->'parts') WITH ORDINALITY e (v, n)),
-pid AS (
-  SELECT x.n, (x.r).id AS plan_id, coalesce(p.id, (x.r).id) AS id, p.job_id AS stored_job
-  FROM pin x LEFT JOIN parts p ON ${key("p")}
+pin AS MATERIALIZED (
+  SELECT x.k, x.n, x.r, (x.r).id AS plan_id, coalesce(s.id, (x.r).id) AS id, (s.row).job_id AS stored_job
+  FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'parts') WITH ORDINALITY e (v, n)) y
+  ${stored("parts", "p", "y.v")}
+  CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", "y.v")}) x (k, n, r)
 ),
-elsewhere AS (SELECT pid.n FROM pid, jid WHERE pid.stored_job IS NOT NULL AND pid.stored_job <> jid.id),
-oin AS (
-  SELECT e.n, e.v->>'cell_name' AS cell_name, jsonb_populate_record(null::operations, e.v) AS r
-  FROM jsonb_array_elements($1::jsonb->'operations') WITH ORDINALITY e (v, n)
+elsewhere AS (SELECT pin.k, pin.n FROM pin JOIN jin ON jin.k = pin.k WHERE pin.stored_job IS NOT NULL AND pin.stored_job <> jin.id),
+oin AS MATERIALIZED (
+  SELECT x.k, x.n, x.cell_name, x.r, coalesce(s.id, (x.r).id) AS id, pin.id AS part_id, (s.row).part_id AS stored_part
+  FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'operations') WITH ORDINALITY e (v, n)) y
+  ${stored("operations", "o", "y.v")}
+  CROSS JOIN LATERAL (SELECT y.k, y.n, y.v->>'cell_name', ${synced("operations", "s.row", "y.v")}) x (k, n, cell_name, r)
+  LEFT JOIN pin ON pin.plan_id = (x.r).part_id
 ),
-oid AS (
-  SELECT x.n, coalesce(o.id, (x.r).id) AS id, (SELECT pid.id FROM pid WHERE pid.plan_id = (x.r).part_id) AS part_id, o.part_id AS stored_part
-  FROM oin x LEFT JOIN operations o ON ${key("o")}
-),
-moved AS (SELECT oid.n FROM oid WHERE oid.stored_part IS NOT NULL AND oid.stored_part <> oid.part_id),
-ok AS (
-  SELECT NOT ($1::jsonb->>'dry_run')::boolean AND ${nestedPlanPasses}
-    AND NOT EXISTS (SELECT 1 FROM elsewhere) AND NOT EXISTS (SELECT 1 FROM moved) AS ok
+moved AS (SELECT oin.k, oin.n FROM oin WHERE oin.stored_part IS NOT NULL AND oin.stored_part <> oin.part_id),
+ok AS MATERIALIZED (
+  SELECT rec.k, NOT (rec.v->>'dry_run')::boolean
+    AND rec.k NOT IN (SELECT k FROM bad) AND rec.k NOT IN (SELECT k FROM names WHERE id IS NULL)
+    AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved) AS ok
+  FROM rec
 ),
 j AS (
   ${
-    upsertByExternalKey(jobs, "jobs", { from: "ok, jid, jin x", row: "x.r", overrides: { id: "jid.id" }, where: "WHERE ok.ok" }, {
-      update: given([plan.job], jobs),
+    upsertByExternalKey(jobs, "jobs", { from: "jin x JOIN ok ON ok.k = x.k", row: "x.r", overrides: { id: "x.id" }, where: "WHERE ok.ok" }, {
+      update: given(plans.map((p) => p.job), jobs),
       live: "deleted_at IS NULL AND "
     })
   }
@@ -91,59 +108,67 @@ j AS (
 p AS (
   ${
     upsertByExternalKey(parts, "parts", {
-      from: "ok, jid, pin x JOIN pid ON pid.n = x.n",
+      from: "pin x JOIN ok ON ok.k = x.k JOIN jin ON jin.k = x.k LEFT JOIN pin pp ON pp.plan_id = (x.r).parent_part_id",
       row: "x.r",
-      overrides: { id: "pid.id", job_id: "jid.id", parent_part_id: "(SELECT pp.id FROM pid pp WHERE pp.plan_id = (x.r).parent_part_id)" },
+      overrides: { id: "x.id", job_id: "jin.id", parent_part_id: "pp.id" },
       where: "WHERE ok.ok"
-    }, { update: given(plan.parts, parts), sameParent: "job_id" })
+    }, { update: given(plans.flatMap((p) => p.parts), parts), sameParent: "job_id" })
   }
   RETURNING t.*, (xmax = 0) AS inserted
 ),
 o AS (
   ${
     upsertByExternalKey(operations, "operations", {
-      from: "ok, oin x JOIN oid ON oid.n = x.n LEFT JOIN names nm ON nm.name = x.cell_name",
+      from: "oin x JOIN ok ON ok.k = x.k LEFT JOIN names nm ON nm.k = x.k AND nm.name = x.cell_name",
       row: "x.r",
-      overrides: { id: "oid.id", part_id: "oid.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" },
+      overrides: { id: "x.id", part_id: "x.part_id", cell_id: "coalesce((x.r).cell_id, nm.id)" },
       where: "WHERE ok.ok"
-    }, { update: given(plan.operations, operations), sameParent: "part_id" })
+    }, { update: given(plans.flatMap((p) => p.operations), operations), sameParent: "part_id" })
   }
   RETURNING t.id
 ),
-po AS (SELECT p.*, pid.n FROM p JOIN pid ON pid.id = p.id),
+jk AS (SELECT j.*, jin.k FROM j JOIN jin ON jin.id = j.id),
+pk AS (SELECT p.*, pin.k, pin.n FROM p JOIN pin ON pin.id = p.id),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p WHERE p.inserted HAVING count(*) > 0),
 ev AS (
   ${
     insertEvents("$2", [
       ...(["job.created", "job.updated"] as const).map((type) => ({
         event: eventPlan(type),
-        from: `j WHERE j.inserted = ${type === "job.created"}`,
-        payload: { field: fieldOf(jobs, "j"), record: "j.doc" }
+        from: `jk WHERE jk.inserted = ${type === "job.created"}`,
+        orderBy: "ARRAY[jk.k, 0]",
+        payload: { field: fieldOf(jobs, "jk"), record: "jk.doc" }
       })),
-      // part events in the order the record lists the parts, created and updated alike
+      // record by record: the job's event, then its parts' in the order the record lists them
       {
         event: eventPlan("part.created"),
-        typeSql: "CASE WHEN po.inserted THEN 'part.created' ELSE 'part.updated' END",
-        from: "po",
-        orderBy: "po.n",
-        payload: { field: fieldOf(parts, "po"), record: "po.doc" }
+        typeSql: "CASE WHEN pk.inserted THEN 'part.created' ELSE 'part.updated' END",
+        from: "pk",
+        orderBy: "ARRAY[pk.k, pk.n]",
+        payload: { field: fieldOf(parts, "pk"), record: "pk.doc" }
       }
-    ])
+    ], { interleave: true })
   }
+),
+written AS (SELECT k FROM pk UNION SELECT oin.k FROM o JOIN oin ON oin.id = o.id),
+-- a row the upsert skipped is one it found holding the synced values already, unless the checks saw no row
+-- there (a concurrent sync wrote it meanwhile): then all is undone
+overtaken AS (
+  SELECT jin.k FROM jin WHERE jin.stored_id IS NULL AND jin.id NOT IN (SELECT id FROM j)
+  UNION SELECT pin.k FROM pin WHERE pin.stored_job IS NULL AND pin.id NOT IN (SELECT id FROM p)
+  UNION SELECT oin.k FROM oin WHERE oin.stored_part IS NULL AND oin.id NOT IN (SELECT id FROM o)
 )
-SELECT CASE WHEN (SELECT ok FROM ok) THEN (SELECT id FROM jid) END AS id,
-  CASE WHEN (SELECT inserted FROM j) THEN 'created' WHEN EXISTS (SELECT 1 FROM j) OR EXISTS (SELECT 1 FROM p) OR EXISTS (SELECT 1 FROM o)
-    THEN 'updated' ELSE 'unchanged' END AS action,
-  -- a row the upsert skipped is one it found holding the synced values already, unless the checks saw no row
-  -- there (a concurrent sync wrote it meanwhile) or the job row was new and skipped: undo all
-  CASE WHEN (SELECT ok FROM ok) AND (
-    (NOT EXISTS (SELECT 1 FROM j) AND (SELECT id FROM jid) = ((SELECT r FROM jin)).id)
-    OR EXISTS (SELECT 1 FROM pid WHERE pid.stored_job IS NULL AND pid.id NOT IN (SELECT id FROM p))
-    OR EXISTS (SELECT 1 FROM oid WHERE oid.stored_part IS NULL AND oid.id NOT IN (SELECT id FROM o))
-  ) THEN mes_conflict('sync overtaken') END AS overtaken,
-  ${nestedPlanRefusals},
-  ARRAY(SELECT n - 1 FROM elsewhere ORDER BY n)::int[] AS elsewhere,
-  ARRAY(SELECT n - 1 FROM moved ORDER BY n)::int[] AS moved`
+SELECT CASE WHEN ok.ok THEN jin.id END AS id,
+  CASE WHEN jk.inserted THEN 'created' WHEN jk.k IS NOT NULL OR rec.k IN (SELECT k FROM written) THEN 'updated' ELSE 'unchanged' END AS action,
+  CASE WHEN ok.ok AND rec.k IN (SELECT k FROM overtaken) THEN mes_conflict('sync overtaken') END AS overtaken,
+  coalesce(r1.a, '{}') AS missing_refs, coalesce(r2.a, '{}') AS missing_cells,
+  coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved
+FROM rec JOIN ok ON ok.k = rec.k JOIN jin ON jin.k = rec.k LEFT JOIN jk ON jk.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r1 ON r1.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(name) AS a FROM names WHERE id IS NULL GROUP BY k) r2 ON r2.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM elsewhere GROUP BY k) r3 ON r3.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM moved GROUP BY k) r4 ON r4.k = rec.k
+ORDER BY rec.k`
 }
 
 const keyOf = (alias: string, source: string, externalId: string) =>

@@ -104,10 +104,12 @@ export class JobStore extends Context.Service<JobStore, {
   /** Soft delete as one statement, with the owner of the id. */
   readonly softDelete: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
   /**
-   * PUT sync as ONE statement: checks, then upserts the job, its parts and operations by external
-   * key, counts created parts and appends job.created|updated and part.created|updated (spec 4.1).
+   * PUT sync and bulk-sync as ONE statement: checks each plan, then upserts the jobs, parts and
+   * operations of the plans nothing refuses by external key, counts created parts and appends
+   * job.created|updated and part.created|updated record by record (spec 4.1). One result per plan, in
+   * order. The plans must name distinct rows (no external key in two plans).
    */
-  readonly sync: (plan: JobSyncPlan) => Effect.Effect<JobSyncResult, Conflict>
+  readonly sync: (plans: ReadonlyArray<JobSyncPlan>) => Effect.Effect<ReadonlyArray<JobSyncResult>, Conflict>
   /** The non-deleted job with this external key. */
   readonly byExternalId: (tenantId: string, source: string, externalId: string) => Effect.Effect<Job | undefined>
   /** True when a non-deleted job of the tenant has this number. */

@@ -1,18 +1,21 @@
 // ERP sync (spec 4.1-4.3 sync and bulk-sync): upsert by (external_source, external_id). A record
-// is one transaction; a bulk request is one transaction with a savepoint per record, so a failing
-// record is reported and the others are kept. Each record is one statement of its store, which
-// also reports what refused it.
+// is one transaction and one statement of its store, which also reports what refused it. A bulk of
+// jobs is one statement for all its records (each refused or synced on its own); other bulks, and a
+// job bulk whose records share an external key or that the store refuses as a whole, run record by
+// record in one transaction with a savepoint per record, so a failing record is reported and the
+// others are kept.
 import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import { Conflict, type DomainError, ValidationFailed } from "../errors.ts"
 import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
 import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCellNames } from "../jobs/nested.ts"
 import { defaultPriority, JobSync } from "../jobs/schema.ts"
-import { JobStore } from "../jobs/store.ts"
+import { JobStore, type JobSyncPlan, type JobSyncResult } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
 import { OperationStore } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
@@ -76,6 +79,29 @@ const describe = (e: DomainError): string =>
   e._tag === "ValidationFailed"
     ? `${e.message}: ${e.details.slice(0, 5).map((d) => `${d.field || "(body)"} ${d.message}`).join("; ")}`
     : e.message
+
+/** A record's external_id, where it has one. */
+const externalIdOf = (item: unknown): string | null => {
+  const id = item !== null && typeof item === "object" ? (item as { external_id?: unknown }).external_id : undefined
+  return typeof id === "string" ? id : null
+}
+
+/** The result of a record that was refused. */
+const refused = (externalId: string | null) => (e: SyncError) =>
+  Effect.succeed<RecordResult>({ external_id: externalId, action: "error", error: describe(e) })
+
+/** True when two plans name one job, part or operation by external key (one statement could not write it twice). */
+const sharedExternalKeys = (plans: ReadonlyArray<JobSyncPlan>) => {
+  const owner = new Map<string, number>()
+  return plans.some((plan, i) =>
+    [["j", plan.job] as const, ...plan.parts.map((p) => ["p", p] as const), ...plan.operations.map((o) => ["o", o] as const)].some(([table, row]) => {
+      const key = `${table}\u0000${row.external_source}\u0000${row.external_id}`
+      const seen = owner.get(key)
+      owner.set(key, i)
+      return seen !== undefined && seen !== i
+    })
+  )
+}
 
 /** The records of a bulk body: `{<key>: [...]}` for any accepted key, or a bare array. */
 const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
@@ -243,7 +269,8 @@ export class Sync extends Context.Service<Sync, {
     const cell = record("cells", CellSync, "cell")
     const resource = record("resources", ResourceSync, "resource")
 
-    const job = (raw: unknown) =>
+    /** A job record planned: the plan for the store, and how its outcome answers (a refusal names every reason). */
+    const planJob = (raw: unknown) =>
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const body = normalizeJobInput(raw)
@@ -255,38 +282,68 @@ export class Sync extends Context.Service<Sync, {
         const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
         // rows get ids of their own; the store keeps the stored ids of rows that already exist
         const jobId = newId()
-        const plan = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map(() => newId()))
+        const nested = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map(() => newId()))
         // one record names each part and operation once (the upsert could not write one row twice)
         const opPaths = syncedParts.flatMap((p, i) => (p.operations ?? []).map((_, j): Path => ["parts", i, "operations", j, "external_id"]))
         const details = [
           ...duplicates("job", body, syncedParts, (p) => p.external_id, (i) => ["parts", i, "external_id"], "part external_id"),
           ...duplicates("job", body, opsInput, (o) => o.external_id, (i) => opPaths[i]!, "operation external_id"),
-          ...plan.details,
+          ...nested.details,
           ...materials.details
         ]
-        const refs: Array<Reference> = [...plan.refs]
+        const refs: Array<Reference> = [...nested.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
         const { parts: _p, ...jobFields } = input
-        const outcome = yield* jobs.sync({
+        const plan: JobSyncPlan = {
           job: { ...jobFields, id: jobId, tenant_id: tenant.id },
-          parts: plan.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
-          operations: plan.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
+          parts: nested.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
+          operations: nested.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
           refs: checkedReferences(refs),
-          cellNames: distinctCellNames(plan),
+          cellNames: distinctCellNames(nested),
           // a request refused already still learns every reason, in the same round trip
           dryRun: details.length > 0
-        })
-        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
-        yield* failIfAny("job", [
-          ...outcome.partsElsewhere.map((i) =>
-            detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
-          ),
-          ...details,
-          ...unknownCellNames("job", body, plan, outcome.missingCells),
-          ...missingReferenceDetails("job", body, refs, outcome.missingRefs)
-        ])
-        return yield* new Conflict({ message: "a synced operation belongs to another part" })
+        }
+        const settle = (outcome: JobSyncResult) =>
+          Effect.gen(function*() {
+            if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+            yield* failIfAny("job", [
+              ...outcome.partsElsewhere.map((i) =>
+                detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
+              ),
+              ...details,
+              ...unknownCellNames("job", body, nested, outcome.missingCells),
+              ...missingReferenceDetails("job", body, refs, outcome.missingRefs)
+            ])
+            return yield* new Conflict({ message: "a synced operation belongs to another part" })
+          })
+        return { plan, settle }
       }))
+
+    const job = (raw: unknown) =>
+      Effect.flatMap(planJob(raw), ({ plan, settle }) => Effect.flatMap(jobs.sync([plan]), (outcomes) => settle(outcomes[0]!)))
+
+    /**
+     * A bulk of job records as ONE statement (bulk-sync): every record planned, then all synced at once.
+     * Undefined, having written nothing, when two records name one row by external key or the store
+     * refuses the statement (a job_number taken, a sync overtaken): the record-by-record path then says
+     * which record it was.
+     */
+    const jobsAtOnce = (items: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        const planned = yield* Effect.forEach(items, (item) => Effect.result(planJob(item)))
+        const plans = planned.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+        if (sharedExternalKeys(plans.map((p) => p.plan))) return undefined
+        const outcomes = plans.length === 0
+          ? []
+          : yield* tx.transaction(jobs.sync(plans.map((p) => p.plan))).pipe(Effect.catchTag("Conflict", () => Effect.succeed(undefined)))
+        if (outcomes === undefined) return undefined
+        let next = 0
+        return yield* Effect.forEach(planned, (r, i) =>
+          (Result.isSuccess(r) ? r.success.settle(outcomes[next++]!) : Effect.fail(r.failure)).pipe(
+            Effect.map((s): RecordResult => ({ external_id: s.external_id, id: s.id, action: s.action })),
+            Effect.catch(refused(externalIdOf(items[i])))
+          ))
+      })
 
     const part = (raw: unknown) =>
       provide(Effect.gen(function*() {
@@ -360,8 +417,8 @@ export class Sync extends Context.Service<Sync, {
      * With `compare` (a diff), an update also reports which fields it changes: the record read before and after.
      */
     const inSavepoint = (kind: BulkKind, item: unknown, mode: ErpSyncMode, compare = false) => {
-      const key = item !== null && typeof item === "object" ? item as { external_id?: unknown; external_source?: unknown } : {}
-      const externalId = typeof key.external_id === "string" ? key.external_id : null
+      const key = item !== null && typeof item === "object" ? item as { external_source?: unknown } : {}
+      const externalId = externalIdOf(item)
       const reading = (tenantId: string) =>
         compare && externalId !== null && typeof key.external_source === "string"
           ? snapshots.read(kind, tenantId, key.external_source, externalId)
@@ -378,7 +435,7 @@ export class Sync extends Context.Service<Sync, {
       })).pipe(
         Effect.map((r): RecordResult => ({ external_id: r.external_id, id: r.id, action: r.action, ...("changed_fields" in r ? { changed_fields: r.changed_fields } : {}) })),
         Effect.catchTag("NotAllowed", (e) => Effect.succeed<RecordResult>({ external_id: e.result.external_id, id: e.result.id, action: "skipped" })),
-        Effect.catch((e: SyncError) => Effect.succeed<RecordResult>({ external_id: externalId, action: "error", error: describe(e) }))
+        Effect.catch(refused(externalId))
       )
     }
 
@@ -407,7 +464,8 @@ export class Sync extends Context.Service<Sync, {
         Effect.gen(function*() {
           const items = yield* bulkItems(roots[kind], body, keys[kind])
           return yield* tx.transaction(Effect.gen(function*() {
-            const results = yield* Effect.forEach(items, (item) => inSavepoint(kind, item, "upsert"))
+            const atOnce = kind === "jobs" ? yield* jobsAtOnce(items) : undefined
+            const results = atOnce ?? (yield* Effect.forEach(items, (item) => inSavepoint(kind, item, "upsert")))
             const summary = summarize(results)
             yield* recordRun(`${kind}.bulk-sync`, items, summary)
             // bulk-sync always upserts: nothing is skipped, and its envelope has no such count
