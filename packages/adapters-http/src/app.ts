@@ -19,6 +19,7 @@ import { operationHandlers } from "./handlers/api-operations.ts"
 import { partHandlers } from "./handlers/api-parts.ts"
 import { profileHandlers } from "./handlers/api-profiles.ts"
 import { substepHandlers } from "./handlers/api-substeps.ts"
+import { shopFloorHandlers } from "./handlers/api-shop-floor.ts"
 import { webhookHandlers } from "./handlers/api-webhooks.ts"
 import { errorEnvelope } from "./errors.ts"
 import { fail, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
@@ -37,6 +38,7 @@ export const allHandlers = Effect.gen(function*() {
     ...(yield* batchHandlers),
     ...(yield* webhookHandlers),
     ...(yield* dashboardHandlers),
+    ...(yield* shopFloorHandlers),
     ...(yield* adminHandlers)
   }
 })

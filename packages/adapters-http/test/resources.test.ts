@@ -10,9 +10,10 @@ let a: ReturnType<typeof client>
 let b: ReturnType<typeof client>
 
 /** Records of tenant B that tenant A must not reach. */
-const theirs = { job: "", part: "", operation: "", cell: "", profile: "", batch: "", issue: "", substep: "", time_entry: "", resource: "", material: "" }
+const theirs = { job: "", part: "", operation: "", cell: "", profile: "", batch: "", issue: "", substep: "", time_entry: "", resource: "", material: "",
+  scrap_reason: "", operation_quantity: "", assignment: "", template: "", template_item: "", downtime: "" }
 /** Records of tenant A to hang references on. */
-const mine = { job: "", part: "", operation: "", batch: "", cell: "" }
+const mine = { job: "", part: "", operation: "", batch: "", cell: "", profile: "", template: "", quantity: "", assignment: "" }
 
 beforeAll(async () => {
   h = await startServer()
@@ -30,6 +31,13 @@ beforeAll(async () => {
   theirs.issue = (await b.post("/api-issues", { operation_id: theirs.operation, title: "t", description: "d" })).body.data.issue.id
   theirs.substep = (await b.post("/api-substeps", { operation_id: theirs.operation, description: "d", sequence: 1 })).body.data.substep.id
   theirs.time_entry = (await b.post("/api-time-entries", { operation_id: theirs.operation, start_time: new Date().toISOString() })).body.data.time_entry.id
+  theirs.scrap_reason = (await b.post("/api-scrap-reasons", { code: "B-REASON", description: "d" })).body.data.scrap_reason.id
+  theirs.operation_quantity = (await b.post("/api-operation-quantities", { operation_id: theirs.operation, good: 1 })).body.data.operation_quantity.id
+  theirs.assignment = (await b.post("/api-assignments", { user_id: theirs.profile, operation_id: theirs.operation })).body.data.assignment.id
+  const bTemplate = (await b.post("/api-templates", { name: "B template", items: [{ description: "d" }] })).body.data.template
+  theirs.template = bTemplate.id
+  theirs.template_item = bTemplate.items[0].id
+  theirs.downtime = (await b.post("/api-downtime", { cell_id: theirs.cell, reason: "B down" })).body.data.downtime.id
   mine.cell = (await a.post("/api-cells", { name: "A cell" })).body.data.cell.id
   await a.post("/api-resources", { name: "A fixture", type: "fixture" })
   await a.post("/api-materials", { name: "A steel" })
@@ -42,6 +50,11 @@ beforeAll(async () => {
   await a.post("/api-issues", { operation_id: mine.operation, title: "t", description: "d" })
   await a.post("/api-substeps", { operation_id: mine.operation, description: "d", sequence: 1 })
   await a.post("/api-time-entries", { operation_id: mine.operation, start_time: new Date().toISOString() })
+  mine.profile = (await a.get("/api-profiles")).body.data.profiles[0].id
+  mine.template = (await a.post("/api-templates", { name: "A template", items: [{ description: "d" }] })).body.data.template.id
+  mine.quantity = (await a.post("/api-operation-quantities", { operation_id: mine.operation, good: 1 })).body.data.operation_quantity.id
+  mine.assignment = (await a.post("/api-assignments", { user_id: mine.profile, operation_id: mine.operation })).body.data.assignment.id
+  await a.post("/api-downtime", { cell_id: mine.cell, reason: "A down" })
 })
 afterAll(() => h.close())
 
@@ -56,7 +69,13 @@ const RESOURCES = [
   "/api-substeps",
   "/api-time-entries",
   "/api-resources",
-  "/api-materials"
+  "/api-materials",
+  "/api-scrap-reasons",
+  "/api-operation-quantities",
+  "/api-assignments",
+  "/api-templates",
+  "/api-templates/items",
+  "/api-downtime"
 ] as const
 /** Resources without DELETE (spec 4.7 has none for issues): 405. */
 const NO_DELETE: ReadonlyArray<string> = ["/api-issues"]
@@ -118,6 +137,15 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     ["/api-time-entries", "time_entry", "delete"],
     ["/api-resources", "resource", "get"], ["/api-resources", "resource", "patch", { location: "x" }], ["/api-resources", "resource", "delete"],
     ["/api-materials", "material", "get"], ["/api-materials", "material", "patch", { description: "x" }], ["/api-materials", "material", "delete"],
+    ["/api-scrap-reasons", "scrap_reason", "get"], ["/api-scrap-reasons", "scrap_reason", "patch", { description: "x" }],
+    ["/api-scrap-reasons", "scrap_reason", "delete"],
+    ["/api-operation-quantities", "operation_quantity", "get"], ["/api-operation-quantities", "operation_quantity", "patch", { notes: "x" }],
+    ["/api-operation-quantities", "operation_quantity", "delete"],
+    ["/api-assignments", "assignment", "get"], ["/api-assignments", "assignment", "patch", { notes: "x" }], ["/api-assignments", "assignment", "delete"],
+    ["/api-templates", "template", "get"], ["/api-templates", "template", "patch", { description: "x" }], ["/api-templates", "template", "delete"],
+    ["/api-templates/items", "template_item", "get"], ["/api-templates/items", "template_item", "patch", { description: "x" }],
+    ["/api-templates/items", "template_item", "delete"],
+    ["/api-downtime", "downtime", "get"], ["/api-downtime", "downtime", "patch", { notes: "x" }], ["/api-downtime", "downtime", "delete"],
     ["/api-job-lifecycle/start", "job", "post"], ["/api-operation-lifecycle/start", "operation", "post"],
     ["/api-batch-lifecycle/start", "batch", "post"], ["/api-batch-lifecycle/add-operations", "batch", "post", { operation_ids: [] }]
   ]
@@ -145,6 +173,11 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     expect((await b.get(`/api-time-entries?id=${theirs.time_entry}`)).body.data.time_entry.end_time).toBeNull()
     expect((await b.get(`/api-resources?id=${theirs.resource}`)).body.data.resource.location).toBeNull()
     expect((await b.get(`/api-materials?id=${theirs.material}`)).body.data.material.description).toBeNull()
+    expect((await b.get(`/api-scrap-reasons?id=${theirs.scrap_reason}`)).body.data.scrap_reason.description).toBe("d")
+    expect((await b.get(`/api-operation-quantities?id=${theirs.operation_quantity}`)).body.data.operation_quantity.notes).toBeNull()
+    expect((await b.get(`/api-assignments?id=${theirs.assignment}`)).body.data.assignment.notes).toBeNull()
+    expect((await b.get(`/api-templates?id=${theirs.template}`)).body.data.template).toMatchObject({ description: null, items: [{ description: "d" }] })
+    expect((await b.get(`/api-downtime?id=${theirs.downtime}`)).body.data.downtime.notes).toBeNull()
     expect((await b.get(`/api-jobs?id=${theirs.job}`)).body.data.job.status).toBe("not_started")
     expect((await b.get(`/api-operations?id=${theirs.operation}`)).body.data.operation.status).toBe("not_started")
   })
@@ -187,6 +220,22 @@ describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes noth
     ["substep operation_id", "post", () => "/api-substeps", () => ({ operation_id: theirs.operation, description: "d", sequence: 1 }), "operation_id"],
     ["time entry operation_id", "post", () => "/api-time-entries", () => ({ operation_id: theirs.operation, start_time: new Date().toISOString() }), "operation_id"],
     ["time entry user_id", "post", () => "/api-time-entries", () => ({ operation_id: mine.operation, user_id: theirs.profile, start_time: new Date().toISOString() }), "user_id"],
+    ["quantity operation_id", "post", () => "/api-operation-quantities", () => ({ operation_id: theirs.operation, good: 1 }), "operation_id"],
+    ["quantity scrap_reason_id", "post", () => "/api-operation-quantities", () => ({ operation_id: mine.operation, scrap: 1, scrap_reason_id: theirs.scrap_reason }), "scrap_reason_id"],
+    ["quantity user_id", "post", () => "/api-operation-quantities", () => ({ operation_id: mine.operation, good: 1, user_id: theirs.profile }), "user_id"],
+    ["quantity issue_id", "post", () => "/api-operation-quantities", () => ({ operation_id: mine.operation, good: 1, issue_id: theirs.issue }), "issue_id"],
+    ["assignment user_id", "post", () => "/api-assignments", () => ({ user_id: theirs.profile, operation_id: mine.operation }), "user_id"],
+    ["assignment operation_id", "post", () => "/api-assignments", () => ({ user_id: mine.profile, operation_id: theirs.operation }), "operation_id"],
+    ["assignment part_id", "post", () => "/api-assignments", () => ({ user_id: mine.profile, part_id: theirs.part }), "part_id"],
+    ["assignment job_id", "post", () => "/api-assignments", () => ({ user_id: mine.profile, job_id: theirs.job }), "job_id"],
+    ["assignment cell_id", "post", () => "/api-assignments", () => ({ user_id: mine.profile, cell_id: theirs.cell }), "cell_id"],
+    ["assignment assigned_by", "post", () => "/api-assignments", () => ({ user_id: mine.profile, cell_id: mine.cell, assigned_by: theirs.profile }), "assigned_by"],
+    ["quantity PATCH scrap_reason_id", "patch", () => `/api-operation-quantities?id=${mine.quantity}`, () => ({ scrap: 1, scrap_reason_id: theirs.scrap_reason }), "scrap_reason_id"],
+    ["quantity PATCH user_id", "patch", () => `/api-operation-quantities?id=${mine.quantity}`, () => ({ user_id: theirs.profile }), "user_id"],
+    ["quantity PATCH issue_id", "patch", () => `/api-operation-quantities?id=${mine.quantity}`, () => ({ issue_id: theirs.issue }), "issue_id"],
+    ["assignment PATCH assigned_by", "patch", () => `/api-assignments?id=${mine.assignment}`, () => ({ assigned_by: theirs.profile }), "assigned_by"],
+    ["template item template_id", "post", () => "/api-templates/items", () => ({ template_id: theirs.template, description: "d", sequence: 9 }), "template_id"],
+    ["downtime cell_id", "post", () => "/api-downtime", () => ({ cell_id: theirs.cell, reason: "x" }), "cell_id"],
     ["operation start user_id", "post", () => `/api-operation-lifecycle/start?id=${mine.operation}&user_id=${theirs.profile}`, () => ({}), "user_id"]
   ]
   it.each(cases)("%s", async (_name, method, path, body, field) => {
@@ -200,6 +249,12 @@ describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes noth
     expect((await a.get("/api-issues")).body.data.pagination.total).toBe(1)
     expect((await a.get("/api-substeps")).body.data.pagination.total).toBe(1)
     expect((await a.get("/api-time-entries")).body.data.pagination.total).toBe(1)
+    expect((await a.get(`/api-operation-quantities?id=${mine.quantity}`)).body.data.operation_quantity).toMatchObject({ good: 1, scrap: 0, scrap_reason_id: null, user_id: null, issue_id: null })
+    expect((await a.get(`/api-assignments?id=${mine.assignment}`)).body.data.assignment.assigned_by).toBeNull()
+    expect((await a.get("/api-operation-quantities")).body.data.pagination.total).toBe(1)
+    expect((await a.get("/api-assignments")).body.data.pagination.total).toBe(1)
+    expect((await a.get(`/api-templates/items?template_id=${mine.template}`)).body.data.pagination.total).toBe(1)
+    expect((await a.get("/api-downtime")).body.data.pagination.total).toBe(1)
     const jobs = (await a.get("/api-jobs")).body.data
     expect(jobs.pagination.total).toBe(1)
     expect(jobs.jobs[0].current_cell_id).toBeNull()

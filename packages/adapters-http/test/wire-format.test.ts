@@ -434,6 +434,40 @@ describe("wire format (shapes of every success response and event payload)", () 
     pin("DELETE /api-substeps", await api.delete(`/api-substeps?id=${id.step2}`), 200)
   })
 
+  it("12a shop floor: scrap reasons, quantities, assignments, templates, downtime, OEE", async () => {
+    pin("GET /api-scrap-reasons (defaults)", await api.get("/api-scrap-reasons"), 200)
+    pin("POST /api-scrap-reasons", await api.post("/api-scrap-reasons", { code: "BURR", description: "Burr left", category: "process" }), 201, {
+      name: (d) => remember("reason", d.scrap_reason.id, "scrap reason BURR")
+    })
+    pin("PATCH /api-scrap-reasons", await api.patch(`/api-scrap-reasons?id=${id.reason}`, { description: "Burr left after cutting" }), 200)
+    pin("POST /api-operation-quantities", await api.post("/api-operation-quantities", {
+      operation_id: id.deburr, good: 9, scrap: 1, rework: 1, scrap_reason_id: id.reason, user_id: id.olga, notes: "shift 1",
+      recorded_at: "2026-01-05T09:00:00Z"
+    }), 201, { name: (d) => remember("quantity", d.operation_quantity.id, "quantity of Deburr") })
+    pin("GET /api-operation-quantities?id=", await api.get(`/api-operation-quantities?id=${id.quantity}`), 200)
+    pin("GET /api-operation-quantities (list)", await api.get(`/api-operation-quantities?operation_id=${id.deburr}`), 200)
+    pin("PATCH /api-operation-quantities", await api.patch(`/api-operation-quantities?id=${id.quantity}`, { good: 10 }), 200)
+    pin("GET /api-operations?id= (with quantities)", await api.get(`/api-operations?id=${id.deburr}`), 200)
+    pin("POST /api-assignments", await api.post("/api-assignments", { user_id: id.olga, operation_id: id.deburr, assigned_by: id.ada }), 201, {
+      name: (d) => remember("assignment", d.assignment.id, "assignment Olga → Deburr")
+    })
+    pin("GET /api-assignments (queue)", await api.get(`/api-assignments?user_id=${id.olga}&active=true`), 200)
+    pin("PATCH /api-assignments", await api.patch(`/api-assignments?id=${id.assignment}`, { active: false, notes: "done" }), 200)
+    pin("DELETE /api-assignments", await api.delete(`/api-assignments?id=${id.assignment}`), 200)
+    pin("POST /api-templates (with items)", await api.post("/api-templates", {
+      name: "First-off", description: "checks", items: [{ description: "Check revision" }, { description: "Measure" }]
+    }), 201, { name: (d) => remember("template", d.template.id, "template First-off") })
+    pin("POST /api-templates/items", await api.post("/api-templates/items", { template_id: id.template, description: "Photo", sequence: 3 }), 201)
+    pin("GET /api-templates?id=", await api.get(`/api-templates?id=${id.template}`), 200)
+    pin("POST /api-templates/apply", await api.post(`/api-templates/apply?id=${id.template}&operation_id=${id.weldOp}`), 201)
+    pin("POST /api-downtime (open)", await api.post("/api-downtime", { cell_id: id.laser, reason: "Nozzle change", start_time: "2026-01-05T10:00:00Z" }), 201, {
+      name: (d) => remember("downtime", d.downtime.id, "downtime Nozzle change")
+    })
+    pin("PATCH /api-downtime (ended)", await api.patch(`/api-downtime?id=${id.downtime}`, { end_time: "2026-01-05T10:30:00Z" }), 200)
+    pin("GET /api-downtime (list)", await api.get(`/api-downtime?cell_id=${id.laser}`), 200)
+    pin("GET /api-oee", await api.get(`/api-oee?cell_id=${id.laser}&from=2026-01-05&to=2026-01-06&group_by=cell`), 200)
+  })
+
   it("13 /api-webhooks, deliveries and /api-webhook-logs", async () => {
     pin("POST /api-webhooks (events, generated secret)", await api.post("/api-webhooks", { url: receiverUrl, events: ["job.completed"], description: "ERP" }), 201, {
       name: (d) => remember("webhook", d.webhook.id, "webhook ERP")

@@ -1,7 +1,7 @@
 // One table from constraint name to domain error (ARCHITECTURE: errors). Every other SqlError is a defect.
 import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { Conflict } from "@mes/domain"
+import { Conflict, detail, validationFailed, type ValidationFailed } from "@mes/domain"
 
 const conflicts: Record<string, { readonly message: string; readonly field?: string }> = {
   jobs_tenant_job_number_key: { message: "job_number already exists", field: "job_number" },
@@ -38,6 +38,15 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   resources_tenant_external_key: { message: "a resource with this external_source and external_id already exists", field: "external_id" },
   materials_tenant_name_key: { message: "a material with this name already exists", field: "name" },
   parts_material_fkey: { message: "material is used by parts and cannot be deleted" },
+  scrap_reasons_tenant_code_key: { message: "a scrap reason with this code already exists", field: "code" },
+  operation_quantities_scrap_reason_fkey: { message: "scrap reason is used by recorded quantities; deactivate it instead (active: false)" },
+  operation_quantities_operation_fkey: { message: "operation has recorded quantities and cannot be deleted" },
+  operation_quantities_user_fkey: { message: "profile has recorded quantities and cannot be deleted" },
+  assignments_user_fkey: { message: "profile has assignments and cannot be deleted" },
+  assignments_assigned_by_fkey: { message: "profile made assignments and cannot be deleted" },
+  downtime_cell_fkey: { message: "cell has recorded downtime and cannot be deleted" },
+  substep_templates_tenant_name_key: { message: "a template with this name already exists", field: "name" },
+  substep_template_items_sequence_key: { message: "sequence already exists in this template", field: "sequence" },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }
@@ -56,3 +65,26 @@ export const mapConstraints = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R
       return c === undefined ? Effect.die(e) : Effect.fail(new Conflict(c))
     })
   ) as Effect.Effect<A, Exclude<E, SqlError> | Conflict, R>
+
+/** Check constraints a PATCH can break through values it does not give (the stored ones): 422, as their create rules. */
+const checks: Record<string, { readonly entity: string; readonly field: string; readonly constraint: "NOT_NULL" | "MIN_VALUE"; readonly message: string }> = {
+  operation_quantities_scrap_reason_check: {
+    entity: "operation_quantity",
+    field: "scrap_reason_id",
+    constraint: "NOT_NULL",
+    message: "scrap_reason_id is required when scrap is greater than 0"
+  },
+  downtime_end_after_start_check: { entity: "downtime", field: "end_time", constraint: "MIN_VALUE", message: "end_time must not be before start_time" }
+}
+
+/** Maps the named check violations to 422 ValidationFailed; anything else is left to mapConstraints. */
+export const mapChecks = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, E | SqlError | ValidationFailed, R> =>
+  effect.pipe(
+    Effect.catchIf(
+      (e): e is SqlError => isSqlError(e) && checks[constraintOf(e) ?? ""] !== undefined,
+      (e) => {
+        const c = checks[constraintOf(e)!]!
+        return Effect.fail(validationFailed(c.entity, [detail(c.entity, {}, [c.field], c.constraint, c.message, null)]))
+      }
+    )
+  ) as Effect.Effect<A, E | SqlError | ValidationFailed, R>

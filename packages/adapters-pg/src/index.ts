@@ -18,6 +18,7 @@ import { ReadinessPg } from "./readiness.ts"
 import { DashboardStorePg } from "./stores/dashboard.ts"
 import { IdempotencyPg } from "./idempotency.ts"
 import { SubstepStorePg } from "./stores/substeps.ts"
+import { ShopFloorStoresPg } from "./stores/shop-floor.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
 import { TimeEntryStorePg } from "./stores/time-entries.ts"
 import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
@@ -33,6 +34,7 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg,
-  ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg).pipe(Layer.provide(Catalog.layer))
+  ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg,
+  ShopFloorStoresPg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

@@ -23,6 +23,9 @@ export const jobDetailJson = (alias: string) =>
        '') || ']}', ',' ORDER BY p.created_at, p.part_number)
      FROM parts p WHERE p.tenant_id = ${alias}.tenant_id AND p.job_id = ${alias}.id), '') || ']}'`
 
+/** A record's JSON with one more key, `quantities`: the running totals of its recorded quantities (migration 0019). */
+export const withQuantities = (table: "operations" | "parts") => (alias: string) =>
+  `left(${recordJson(table, alias)}, -1) || ',"quantities":' || ${table === "operations" ? "mes_operation_totals" : "mes_part_totals"}(${alias}.tenant_id, ${alias}.id) || '}'`
 
 // Rows of child tables count as absent when their job is soft-deleted (DECISIONS: soft-deleted jobs).
 const throughOperation = (alias: string) =>
@@ -47,7 +50,14 @@ export const liveCondition: Record<ReferenceTable, (alias: string) => string> = 
   webhook_logs: () => "true",
   api_keys: () => "true",
   resources: () => "true",
-  materials: () => "true"
+  materials: () => "true",
+  scrap_reasons: () => "true",
+  operation_quantities: throughOperation,
+  // an assignment to a soft-deleted job (or its parts and operations) is gone with it
+  assignments: (a) => `coalesce((mes_assignment_job(${a})).deleted_at IS NULL, true)`,
+  substep_templates: () => "true",
+  substep_template_items: () => "true",
+  downtime: () => "true"
 }
 
 /**

@@ -61,7 +61,7 @@ export type PatchStatement<T> = (
   id: string,
   changes: Readonly<Record<string, unknown>>,
   refs: ReadonlyArray<CheckedReference>
-) => Effect.Effect<PatchOutcome<T>, Conflict>
+) => Effect.Effect<PatchOutcome<T>, Conflict | ValidationFailed>
 
 /** What a one-statement delete found: the owner of the id and whether a row of the caller's went. */
 export interface RemoveOutcome {
@@ -93,7 +93,7 @@ export const findOwned = <T>(
   })
 
 export interface CrudStore<T> {
-  readonly insert: (row: NewRow<T>) => Effect.Effect<T, Conflict>
+  readonly insert: (row: NewRow<T>) => Effect.Effect<T, Conflict | ValidationFailed>
   readonly list: (tenantId: string, query: ListQuery<Record<string, FilterKind>, string>) => Effect.Effect<Slice<T>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<T>>

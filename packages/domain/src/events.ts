@@ -26,7 +26,13 @@ export const EVENT_TYPES = [
   "ncr.created",
   "ncr.verified",
   "step.added",
-  "step.completed"
+  "step.completed",
+  "quantity.recorded",
+  "assignment.created",
+  "assignment.updated",
+  "assignment.removed",
+  "downtime.started",
+  "downtime.ended"
 ] as const
 export type EventType = typeof EVENT_TYPES[number]
 
@@ -90,7 +96,21 @@ export const payloadShapes = {
     picks: [["issue_id", "id"], ["issue_type", "issue_type"], ["ncr_number", "ncr_number"], ["operation_id", "operation_id"], ["severity", "severity"], ["status", "status"]],
     record: "issue"
   },
-  step: { picks: [["substep_id", "id"], ["operation_id", "operation_id"], ["sequence", "sequence"], ["completed", "completed"]], record: "substep" }
+  step: { picks: [["substep_id", "id"], ["operation_id", "operation_id"], ["sequence", "sequence"], ["completed", "completed"]], record: "substep" },
+  quantity: {
+    picks: [["quantity_id", "id"], ["operation_id", "operation_id"], ["part_id", "part_id"], ["job_id", "job_id"], ["good", "good"], ["scrap", "scrap"],
+      ["rework", "rework"], ["scrap_reason_id", "scrap_reason_id"]],
+    record: "quantity"
+  },
+  assignment: {
+    picks: [["assignment_id", "id"], ["user_id", "user_id"], ["target_type", "target_type"], ["operation_id", "operation_id"], ["part_id", "part_id"],
+      ["job_id", "job_id"], ["cell_id", "cell_id"], ["active", "active"]],
+    record: "assignment"
+  },
+  downtime: {
+    picks: [["downtime_id", "id"], ["cell_id", "cell_id"], ["reason", "reason"], ["planned", "planned"], ["start_time", "start_time"], ["end_time", "end_time"]],
+    record: "downtime"
+  }
 } as const satisfies Record<string, PayloadShape>
 
 /** An event about a record, built by the store from the record it writes (one statement). */
@@ -113,6 +133,12 @@ export const shapeOf = (type: EventType): PayloadShape =>
     ? payloadShapes.batch
     : type.startsWith("step.")
     ? payloadShapes.step
+    : type.startsWith("quantity.")
+    ? payloadShapes.quantity
+    : type.startsWith("assignment.")
+    ? payloadShapes.assignment
+    : type.startsWith("downtime.")
+    ? payloadShapes.downtime
     : payloadShapes.issue
 
 /** The plan of an event of `type` about the record a statement writes. */
@@ -151,6 +177,9 @@ export const batchEvent = (type: EventType, batch: AnyRecord, move: Moved, extra
 export const issueEvent = (type: EventType, issue: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.issue, issue) })
 
 export const stepEvent = (type: EventType, substep: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.step, substep) })
+
+/** An event about a record in hand, with the payload shape of its type. */
+export const recordEvent = (type: EventType, record: AnyRecord): NewEvent => ({ type, data: eventData(shapeOf(type), record) })
 
 type PartLike = { readonly id: string; readonly status: string }
 

@@ -15,6 +15,7 @@ import { Resources } from "./resources/service.ts"
 import { Materials } from "./materials/service.ts"
 import { Changes } from "./erp-sync/changes.ts"
 import { Substeps } from "./substeps/service.ts"
+import { Assignments, DowntimeRecords, OeeReports, Quantities, ScrapReasons, TemplateItems, Templates } from "./shop-floor/service.ts"
 import { Tenants } from "./tenants/service.ts"
 import { TimeEntries } from "./time-entries/service.ts"
 import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
@@ -23,4 +24,5 @@ import { WebhookLogs, Webhooks } from "./webhooks/service.ts"
 export const DomainLive = Layer.mergeAll(Tenants.layer, Jobs.layer, Parts.layer, Operations.layer, Sync.layer,
   TimeEntries.layer,
   Batches.layer, Cells.layer, Resources.layer, Materials.layer, Changes.layer, Profiles.layer, Issues.layer, Substeps.layer,
-  Webhooks.layer, WebhookLogs.layer, Dashboard.layer, MonthlyReset.layer, Export.layer, RateLimits.layer)
+  Webhooks.layer, WebhookLogs.layer, Dashboard.layer, MonthlyReset.layer, Export.layer, RateLimits.layer,
+  ScrapReasons.layer, Quantities.layer, Assignments.layer, Templates.layer, TemplateItems.layer, DowntimeRecords.layer, OeeReports.layer)

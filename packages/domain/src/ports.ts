@@ -40,6 +40,12 @@ export type ReferenceTable =
   | "api_keys"
   | "resources"
   | "materials"
+  | "scrap_reasons"
+  | "operation_quantities"
+  | "assignments"
+  | "substep_templates"
+  | "substep_template_items"
+  | "downtime"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

@@ -2,7 +2,7 @@
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { INT4_MAX, Uuid } from "./fields.ts"
+import { INT4_MAX, IsoDate, IsoTimestamp, Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
 import type { JsonSlice } from "./json.ts"
@@ -13,12 +13,15 @@ export type FilterKind =
   | { readonly kind: "uuid" }
   | { readonly kind: "int" }
   | { readonly kind: "bool" }
+  | { readonly kind: "timestamp" }
   | { readonly kind: "enum"; readonly values: ReadonlyArray<string> }
 
 export const text = { kind: "text" } as const
 export const uuid = { kind: "uuid" } as const
 export const int = { kind: "int" } as const
 export const bool = { kind: "bool" } as const
+/** An ISO 8601 timestamp or date (a bound of a time range); anything else is 422 DATE_FORMAT. */
+export const timestamp = { kind: "timestamp" } as const
 export const oneOf = (values: ReadonlyArray<string>) => ({ kind: "enum", values }) as const
 
 export interface ListSpec<F extends Record<string, FilterKind>, S extends string> {
@@ -46,6 +49,12 @@ const INT_RE = /^-?\d+$/
 
 /** The same UUID rule as request bodies (fields.ts), so a query id and a body id agree. */
 export const isUuid: (s: string) => boolean = Schema.is(Uuid)
+const isTimestamp: (s: string) => boolean = Schema.is(IsoTimestamp)
+const isDate: (s: string) => boolean = Schema.is(IsoDate)
+
+/** The instant (ms) of an ISO 8601 timestamp, or of a date `YYYY-MM-DD` (its UTC midnight); undefined otherwise. */
+export const instantOf = (v: string): number | undefined =>
+  isTimestamp(v) || (v.length === 10 && isDate(v)) ? Date.parse(v) : undefined
 
 /** Decodes a `?id=` parameter: missing is 422, not a UUID is 400. */
 export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>
@@ -117,6 +126,12 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
           // integer columns: a value beyond their range matches nothing, but PostgreSQL would refuse it
           if (Math.abs(n) > INT4_MAX) bad(name, n > 0 ? "MAX_VALUE" : "MIN_VALUE", `${name} must be between ${-INT4_MAX - 1} and ${INT4_MAX}`, n)
           else filters[name] = n
+          break
+        }
+        case "timestamp": {
+          const t = instantOf(v)
+          if (t === undefined) bad(name, "DATE_FORMAT", `${name} must be an ISO 8601 date or timestamp`, v)
+          else filters[name] = new Date(t).toISOString()
           break
         }
         case "bool":

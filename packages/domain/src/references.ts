@@ -26,7 +26,13 @@ export const label: Record<ReferenceTable, string> = {
   webhook_logs: "webhook log",
   api_keys: "API key",
   resources: "resource",
-  materials: "material"
+  materials: "material",
+  scrap_reasons: "scrap reason",
+  operation_quantities: "operation quantity",
+  assignments: "assignment",
+  substep_templates: "template",
+  substep_template_items: "template item",
+  downtime: "downtime"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

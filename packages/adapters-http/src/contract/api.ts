@@ -41,6 +41,7 @@ import {
   ProfileCreate,
   profileListSpec,
   ProfilePatch,
+  QuantityTotals,
   timeEntryListSpec
 } from "@mes/domain"
 import {
@@ -53,6 +54,21 @@ import {
 import { IssuesGroup } from "./api-issues.ts"
 import { apiKeyListSpec, ApiKeysGroup, ErpSyncGroup, ExportGroup, MonthlyResetGroup } from "./api-admin.ts"
 import { substepListSpec, SubstepsGroup } from "./api-substeps.ts"
+import {
+  assignmentListSpec,
+  AssignmentsGroup,
+  downtimeListSpec,
+  DowntimeGroup,
+  OeeGroup,
+  QuantitiesGroup,
+  quantityListSpec,
+  scrapReasonListSpec,
+  ScrapReasonsGroup,
+  templateItemListSpec,
+  TemplateItemsGroup,
+  templateListSpec,
+  TemplatesGroup
+} from "./api-shop-floor.ts"
 import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
 export const BASE_PATH = "/functions/v1"
@@ -114,6 +130,7 @@ export class PartsGroup extends crud("parts", "/api-parts", {
   singular: "part",
   plural: "parts",
   record: Part,
+  readRecord: Schema.Struct({ ...Part.fields, quantities: QuantityTotals }),
   list: partListSpec,
   create: PartCreate,
   patch: PartPatch
@@ -123,6 +140,7 @@ export class OperationsGroup extends crud("operations", "/api-operations", {
   singular: "operation",
   plural: "operations",
   record: Operation,
+  readRecord: Schema.Struct({ ...Operation.fields, quantities: QuantityTotals }),
   list: operationListSpec,
   create: OperationCreate,
   patch: OperationPatch
@@ -174,6 +192,7 @@ export class Api extends HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ResourcesGroup, MaterialsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
+  .add(ScrapReasonsGroup, QuantitiesGroup, AssignmentsGroup, TemplatesGroup, TemplateItemsGroup, DowntimeGroup, OeeGroup)
   .add(ErpSyncGroup, ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
@@ -227,5 +246,11 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "timeEntries.list": timeEntryListSpec,
   "webhooks.list": webhookListSpec,
   "webhookLogs.list": webhookLogListSpec,
-  "apiKeys.list": apiKeyListSpec
+  "apiKeys.list": apiKeyListSpec,
+  "scrapReasons.list": scrapReasonListSpec,
+  "quantities.list": quantityListSpec,
+  "assignments.list": assignmentListSpec,
+  "templates.list": templateListSpec,
+  "templateItems.list": templateItemListSpec,
+  "downtime.list": downtimeListSpec
 }

@@ -5,11 +5,34 @@ import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { type CrudStore, type FilterKind, type JsonChunk, jsonChunks, type ListQuery, type ReferenceTable, type Slice } from "@mes/domain"
-import { mapConstraints } from "../constraints.ts"
-import { readOwned, recordJson } from "../json.ts"
+import { mapChecks, mapConstraints } from "../constraints.ts"
+import { liveCondition, readOwned, recordJson } from "../json.ts"
 import type { Column } from "../catalog.ts"
 import { recordWrites } from "../moves.ts"
 import { insertRows } from "../rows.ts"
+import { givenKeys, ident } from "../sql-text.ts"
+
+/**
+ * INSERT one row and answer the record as the API shows it (its JSON function: extras such as a template's
+ * items or an entry's part and job included), parsed for the caller's events.
+ */
+export const insertRecord = <T>(sql: SqlClient, table: ReferenceTable, row: object) => {
+  const cols = givenKeys([row])
+  return sql.unsafe<{ json: string }>(
+    `INSERT INTO ${ident(table)} AS t (${cols.map(ident).join(", ")})
+     SELECT ${cols.map((c) => `r.${ident(c)}`).join(", ")} FROM jsonb_populate_record(null::${ident(table)}, $1::jsonb) r
+     RETURNING ${recordJson(table, "t")} AS json`,
+    [JSON.stringify(row)]
+  ).pipe(Effect.map(([r]) => JSON.parse(r!.json) as T))
+}
+
+/** A live record of the tenant as the API shows it, locked for the rest of the transaction (undefined: none). */
+export const lockRecord = <T>(sql: SqlClient, table: ReferenceTable, tenantId: string, id: string) =>
+  sql.unsafe<{ json: string }>(
+    `SELECT ${recordJson(table, "t")} AS json FROM ${ident(table)} t
+     WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[table]("t")} FOR UPDATE OF t`,
+    [tenantId, id]
+  ).pipe(Effect.map(([r]) => (r === undefined ? undefined : JSON.parse(r.json) as T)), Effect.orDie)
 
 /** Sort keys whose column is NOT NULL: no NULLS LAST, so a (tenant_id, created_at, id) index serves both orders. */
 const NOT_NULL_SORTS = new Set(["created_at"])
@@ -95,11 +118,17 @@ export const crudStorePg = <T extends { readonly id: string }>(
     readonly filters: (f: Readonly<Record<string, unknown>>) => ReadonlyArray<Fragment>
     /** The condition "this row has the unique value", for the 409-before-422 check. */
     readonly unique: (value: string) => Fragment
+    /** A create answers the record's JSON (with its extras) instead of the inserted row. */
+    readonly insertJson?: boolean
   }
 ): CrudStore<T> => {
   const writes = recordWrites<T>(sql, { table: o.table, columns: o.columns, refTables: o.refTables ?? [] })
   return {
-    insert: (row) => insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!), mapConstraints),
+    insert: (row) =>
+      (o.insertJson === true ? insertRecord<T>(sql, o.table, row) : insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!))).pipe(
+        mapChecks,
+        mapConstraints
+      ),
     list: (tenantId, q: ListQuery<Record<string, FilterKind>, string>) =>
       listPage<T>(sql, {
         table: o.table,
@@ -114,7 +143,7 @@ export const crudStorePg = <T extends { readonly id: string }>(
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapChecks, mapConstraints),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     taken: (tenantId, value, exceptId) => {
       const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]

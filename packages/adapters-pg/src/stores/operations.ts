@@ -22,7 +22,7 @@ import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
-import { liveCondition, readOwned } from "../json.ts"
+import { liveCondition, readOwned, withQuantities } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
 import { shapeKey, statementCache, textArray } from "../sql-text.ts"
@@ -133,7 +133,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    read: (tenantId, id) => readOwned<Operation>(sql, "operations", tenantId, id),
+    read: (tenantId, id) => readOwned<Operation>(sql, "operations", tenantId, id, withQuantities("operations")),
     patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
     move: (tenantId, id, plan, o) =>
       writes.move(tenantId, id, plan, o.refs, plan.cases.some((c) => c.effects.includes("open_time_entry")) ? [o.userId ?? null] : []).pipe(

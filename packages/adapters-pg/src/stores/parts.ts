@@ -14,7 +14,7 @@ import { shapeKey, statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
-import { liveCondition, readOwned } from "../json.ts"
+import { liveCondition, readOwned, withQuantities } from "../json.ts"
 
 const partSort = {
   part_number: "p.part_number",
@@ -61,7 +61,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         return yield* listPage<Part>(sql, { table: "parts", alias: "p", where, sort: partSort, query: q })
       }).pipe(Effect.orDie),
     get,
-    read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id),
+    read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id, withQuantities("parts")),
     patch: (tenantId, id, changes, refs) =>
       writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs).pipe(mapConstraints),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
