@@ -2,6 +2,7 @@
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import { Command } from "effect/cli"
+import { importJobs } from "./commands/import.ts"
 import { key } from "./commands/key.ts"
 import { mcp } from "./commands/mcp.ts"
 import { migrate } from "./commands/migrate.ts"
@@ -15,7 +16,12 @@ export const VERSION = "0.1.0"
 
 export const mes = Command.make("mes").pipe(
   Command.withDescription("Manufacturing execution service"),
-  Command.withSubcommands([serve, migrate, tenant, key, profile, token, monthlyReset, mcp])
+  Command.withExamples([
+    { command: "mes serve", description: "the REST API on the embedded database" },
+    { command: "mes tenant create --name 'Acme Steel' --json", description: "a tenant and its first API key" },
+    { command: "mes import jobs.csv --tenant $TENANT", description: "push a job book through bulk sync" }
+  ]),
+  Command.withSubcommands([serve, migrate, tenant, key, profile, token, monthlyReset, mcp, importJobs])
 )
 
 /** Runs `mes` on the process arguments; logs go to stderr so stdout carries only command output. */

@@ -41,19 +41,22 @@ export const ServeLive = (listen: { readonly port: number; readonly host: string
   )
 
 /** Serves until interrupted (SIGINT/SIGTERM); a fresh embedded database gets a first tenant. */
-export const runServer = (listen: { readonly port: number; readonly host: string }) =>
+export const runServer = (listen: { readonly port: number; readonly host: string }, json = false) =>
   withLayer(
     Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       markSignalAsShutdown()
-      yield* Console.log(`mes listening on ${publicUrl(server.address)}`)
+      const url = publicUrl(server.address)
+      yield* Console.log(json ? JSON.stringify({ listening: url }) : `mes listening on ${url}`)
       // A fresh embedded database gets a first tenant so the service is usable at once; on
       // PostgreSQL keys are never printed to logs: use `mes tenant create`.
       const db = yield* DatabaseConfig
       if (Option.isNone(db.url)) {
         const first = yield* (yield* Tenants).bootstrap("default")
         if (first !== undefined) {
-          yield* Console.log(`first start: created tenant "default" (${first.tenant.id}); its API key: ${first.apiKey}`)
+          yield* Console.log(json
+            ? JSON.stringify({ first_start: true, tenant_id: first.tenant.id, api_key: first.apiKey })
+            : `first start: created tenant "default" (${first.tenant.id}); its API key: ${first.apiKey}`)
         }
       }
       return yield* Effect.never

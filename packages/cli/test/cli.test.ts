@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -515,6 +515,99 @@ describe("mes monthly-reset, key list/revoke, tenant set-plan (issue 10)", () =>
     again.child.kill("SIGTERM")
     await again.exited
     expect(await resetLogs(t.tenant_id)).toHaveLength(1)
+  })
+})
+
+describe("mes import and help (issue 13)", () => {
+  const write = (name: string, text: string) => {
+    const path = join(tmp, name)
+    writeFileSync(path, text)
+    return path
+  }
+  const importedJobs = (prefix: string) =>
+    sqlOf(`SELECT j.job_number, j.external_id, count(p.id)::int AS parts FROM jobs j LEFT JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
+      WHERE j.tenant_id = '${tenantId}' AND j.job_number LIKE '${prefix}%' GROUP BY j.id, j.job_number, j.external_id ORDER BY j.job_number`)
+
+  it("every command's --help has a description and examples", async () => {
+    const commands = [[], ["serve"], ["migrate"], ["tenant"], ["tenant", "create"], ["tenant", "set-plan"], ["key"], ["key", "create"], ["key", "list"],
+      ["key", "revoke"], ["profile"], ["profile", "create"], ["token"], ["token", "issue"], ["monthly-reset"], ["mcp"], ["import"]]
+    for (const command of commands) {
+      const r = await mes([...command, "--help"])
+      expect(r.code, command.join(" ")).toBe(0)
+      expect(r.stdout, command.join(" ")).toMatch(/DESCRIPTION\n\s+\S/)
+      expect(r.stdout.split("EXAMPLES\n")[1] ?? "", command.join(" ")).toMatch(/^ {2}(# .*\n {2})?(\S+=\S+ )?mes[ \n]/)
+    }
+  })
+
+  it("imports a CSV (one row per operation, grouped into jobs and parts) in chunks, with a summary; a re-run changes nothing", async () => {
+    const csv = write("jobs.csv", [
+      "external_id,job_number,customer,due_date,priority,part_external_id,part_number,quantity,operation_external_id,operation_name,sequence",
+      "IMP-J1,IMP-1,Acme,2027-01-10,3,IMP-J1-P1,BRACKET,10,IMP-J1-P1-O1,Laser,1",
+      "IMP-J1,IMP-1,Acme,2027-01-10,3,IMP-J1-P1,BRACKET,10,IMP-J1-P1-O2,Bend,2",
+      "IMP-J2,IMP-2,Beta,,1,IMP-J2-P1,PLATE,5,IMP-J2-P1-O1,Saw,1",
+      "IMP-J3,IMP-3,Gamma,,,,,,,,",
+      "IMP-J4,IMP-1,Duplicate number,,,,,,,,"
+    ].join("\n"))
+    const r = await mes(["import", csv, "--tenant", tenantId, "--source", "erp", "--chunk-size", "2", "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    const summary = JSON.parse(r.stdout)
+    expect(summary).toMatchObject({ jobs: 4, chunks: 2, resumed_chunks: 0, total: 4, created: 3, updated: 0, unchanged: 0, errors: 1, failed_chunks: [] })
+    expect(summary.record_errors).toEqual([{ chunk: 1, external_id: "IMP-J4", error: expect.stringContaining("job_number") }])
+    expect(r.stderr).toContain("chunk 2/2, 4/4 jobs")
+    expect(await importedJobs("IMP-")).toEqual([
+      { job_number: "IMP-1", external_id: "IMP-J1", parts: 1 }, { job_number: "IMP-2", external_id: "IMP-J2", parts: 1 }, { job_number: "IMP-3", external_id: "IMP-J3", parts: 0 }
+    ])
+    const ops = await sqlOf(`SELECT o.operation_name FROM operations o JOIN parts p ON p.id = o.part_id WHERE p.external_id = 'IMP-J1-P1' ORDER BY o.sequence`)
+    expect(ops.map((o) => o.operation_name)).toEqual(["Laser", "Bend"])
+    const again = await mes(["import", csv, "--tenant", tenantId, "--source", "erp"])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain("0 created, 0 updated, 3 unchanged, 1 errors")
+    expect(again.stdout).toContain("IMP-J4: job_number already exists")
+  })
+
+  it("refuses what it cannot import with a clear message and exit code 1", async () => {
+    const cases: Array<[Array<string>, string]> = [
+      [["import", join(tmp, "missing.json"), "--tenant", tenantId], "no such file"],
+      [["import", write("bad.json", "{not json"), "--tenant", tenantId], "cannot read"],
+      [["import", write("obj.json", '{"rows": []}'), "--tenant", tenantId], "array of jobs"],
+      [["import", write("ok.json", "[]"), "--tenant", tenantId, "--chunk-size", "1001"], "--chunk-size"],
+      [["import", write("ok2.json", "[]"), "--tenant", "nope"], "--tenant must be a UUID"]
+    ]
+    for (const [args, message] of cases) {
+      const r = await mes(args)
+      expect(r.code, args.join(" ")).toBe(1)
+      expect(r.stderr, args.join(" ")).toContain(message)
+    }
+  })
+
+  it("killed in the middle, a second run resumes after the chunks that were done and leaves every job exactly once", async () => {
+    const jobs = Array.from({ length: 40 }, (_, i) => ({
+      external_id: `RES-${i}`, external_source: "erp", job_number: `RES-${String(i).padStart(2, "0")}`,
+      parts: [{ external_id: `RES-${i}-P`, part_number: "P", quantity: 1, operations: [{ external_id: `RES-${i}-O`, operation_name: "Cut", sequence: 1 }] }]
+    }))
+    const file = write("resume.json", JSON.stringify({ jobs }))
+    const first = start(["import", file, "--tenant", tenantId, "--chunk-size", "1"])
+    const deadline = Date.now() + 60_000
+    while (!/chunk ([5-9]|\d\d)\/40/.test(first.output().stderr)) {
+      if (Date.now() > deadline) throw new Error(`no progress: ${first.output().stderr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    first.child.kill("SIGKILL")
+    const killed = await first.exited
+    expect(killed.signal).toBe("SIGKILL")
+    expect(existsSync(`${file}.mes-import.json`)).toBe(true)
+    const second = await mes(["import", file, "--tenant", tenantId, "--chunk-size", "1", "--json"])
+    expect(second.code, second.stderr).toBe(0)
+    const summary = JSON.parse(second.stdout)
+    expect(summary.resumed_chunks).toBeGreaterThanOrEqual(5)
+    // a chunk committed just before the kill but not yet noted is sent again and found unchanged
+    expect(summary.total).toBe(40 - summary.resumed_chunks)
+    expect(summary.created + summary.unchanged).toBe(summary.total)
+    expect(summary.unchanged).toBeLessThanOrEqual(1)
+    expect(existsSync(`${file}.mes-import.json`)).toBe(false)
+    const rows = await importedJobs("RES-")
+    expect(rows.map((r) => r.job_number)).toEqual(jobs.map((j) => j.job_number))
+    expect(rows.every((r) => r.parts === 1)).toBe(true)
   })
 })
 

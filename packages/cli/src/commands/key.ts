@@ -22,7 +22,7 @@ const create = Command.make("create", {
         )
     )
     yield* output(json, { api_key: apiKey }, `Created ${test ? "test" : "live"} API key for tenant ${tenantId}: ${apiKey}`)
-  }).pipe(reportErrors)).pipe(Command.withDescription("Issue another API key for a tenant"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Issue another API key for a tenant"), Command.withExamples([{ command: "mes key create --tenant $TENANT --name ERP", description: "a live key" }, { command: "mes key create --tenant $TENANT --test --json", description: "a test key, as JSON" }]))
 
 /** Runs a key use case as the tenant (the operator at the console acts for it). */
 const asTenant = (tenantId: string) => <A, E>(effect: Effect.Effect<A, E, CurrentTenant | Tenants>) =>
@@ -43,7 +43,7 @@ const list = Command.make("list", {
         `${k.id}  ${k.prefix}…  ${k.name ?? "(no name)"}  ${k.revoked_at === null ? "active" : `revoked ${k.revoked_at}`}  last used ${k.last_used_at ?? "never"}`
       ).join("\n")
     )
-  }).pipe(reportErrors)).pipe(Command.withDescription("List a tenant's API keys (never their secrets)"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("List a tenant's API keys (never their secrets)"), Command.withExamples([{ command: "mes key list --tenant $TENANT" }, { command: "mes key list --tenant $TENANT --json" }]))
 
 const revoke = Command.make("revoke", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
@@ -60,9 +60,9 @@ const revoke = Command.make("revoke", {
       })
     ))
     yield* output(json, { api_key: revoked }, `Revoked API key ${keyId}; running servers stop accepting it within MES_AUTH_CACHE_TTL (30 s by default)`)
-  }).pipe(reportErrors)).pipe(Command.withDescription("Revoke an API key of a tenant"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Revoke an API key of a tenant"), Command.withExamples([{ command: "mes key revoke --tenant $TENANT --id $KEY_ID" }]))
 
 export const key = Command.make("key").pipe(
-  Command.withDescription("Manage API keys"),
+  Command.withDescription("Manage API keys"), Command.withExamples([{ command: "mes key create --tenant $TENANT" }, { command: "mes key list --tenant $TENANT" }]),
   Command.withSubcommands([create, list, revoke])
 )

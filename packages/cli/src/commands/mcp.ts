@@ -29,4 +29,4 @@ export const mcp = Command.make("mcp", {
       backendUrl: Option.getOrUndefined(backendUrl),
       options: { readOnly, ...(Option.isSome(sets) ? { toolsets: sets.value as Array<Toolset> } : {}) }
     })
-  }).pipe(reportErrors)).pipe(Command.withDescription("Run the MCP tool server for assistants on stdio"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Run the MCP tool server for assistants on stdio"), Command.withExamples([{ command: "MES_API_KEY=svc_live_… mes mcp", description: "on the database, as the key's tenant" }, { command: "mes mcp --backend-url http://127.0.0.1:8787/functions/v1 --api-key svc_live_… --read-only", description: "against a running mes, reads only" }]))

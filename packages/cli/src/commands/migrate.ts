@@ -18,4 +18,4 @@ export const migrate = Command.make("migrate", { json: jsonFlag }, ({ json }) =>
       )
     ),
     reportErrors
-  )).pipe(Command.withDescription("Apply pending database migrations and print what ran"))
+  )).pipe(Command.withDescription("Apply pending database migrations and print what ran"), Command.withExamples([{ command: "mes migrate" }, { command: "DATABASE_URL=postgres://mes@db/mes mes migrate --json" }]))

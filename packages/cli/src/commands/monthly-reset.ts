@@ -21,5 +21,5 @@ export const monthlyReset = Command.make("monthly-reset", { json: jsonFlag }, ({
       }`)
     }
   }).pipe(reportErrors)).pipe(
-  Command.withDescription("Reset every active tenant's monthly parts count now (spec 4.13); exit code 1 if any tenant failed")
+  Command.withDescription("Reset every active tenant's monthly parts count now (spec 4.13); exit code 1 if any tenant failed"), Command.withExamples([{ command: "mes monthly-reset", description: "from cron on the 1st (examples/cron)" }, { command: "mes monthly-reset --json" }])
 )

@@ -43,9 +43,9 @@ const create = Command.make("create", {
       { profile_id: profile.id },
       `Created profile ${profile.id} (${profile.display_name}, ${profile.role}) in tenant ${tenantId}`
     )
-  }).pipe(reportErrors)).pipe(Command.withDescription("Create a profile (an operator or user) in a tenant"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Create a profile (an operator or user) in a tenant"), Command.withExamples([{ command: "mes profile create --tenant $TENANT --name 'Ann Operator'" }, { command: "mes profile create --tenant $TENANT --name Boss --role admin --email boss@example.com --json" }]))
 
 export const profile = Command.make("profile").pipe(
-  Command.withDescription("Manage profiles"),
+  Command.withDescription("Manage profiles"), Command.withExamples([{ command: "mes profile create --tenant $TENANT --name 'Ann Operator'" }]),
   Command.withSubcommands([create])
 )

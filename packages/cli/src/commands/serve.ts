@@ -1,17 +1,18 @@
-// `mes serve [--port N] [--host H]`: migrates, then serves the REST API until SIGINT/SIGTERM.
+// `mes serve [--port N] [--host H] [--json]`: migrates, then serves the REST API until SIGINT/SIGTERM.
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { reportErrors, userError } from "../output.ts"
+import { jsonFlag, reportErrors, userError } from "../output.ts"
 
 export const DEFAULT_PORT = 8787
 export const DEFAULT_HOST = "0.0.0.0"
 
 export const serve = Command.make("serve", {
   port: Flag.Int("port").pipe(Flag.withDescription(`Port (default: PORT, else ${DEFAULT_PORT}; 0 picks a free port)`), Flag.optional),
-  host: Flag.String("host").pipe(Flag.withDescription("Interface to bind"), Flag.withDefault(DEFAULT_HOST))
-}, ({ host, port }) =>
+  host: Flag.String("host").pipe(Flag.withDescription("Interface to bind"), Flag.withDefault(DEFAULT_HOST)),
+  json: jsonFlag.pipe(Flag.withDescription("Print what the server announces (its address; a first tenant's key) as one JSON object per line"))
+}, ({ host, json, port }) =>
   Effect.gen(function*() {
     const envPort = yield* Config.String("PORT").pipe(Config.option, Config.map(Option.filter((p) => p.trim() !== "")))
     const [source, listenPort] = Option.isSome(port)
@@ -22,5 +23,5 @@ export const serve = Command.make("serve", {
     if (!Number.isInteger(listenPort) || listenPort < 0 || listenPort > 65535) {
       return yield* userError(`${source} must be a port number 0-65535 (0 picks a free port), got '${Option.isSome(port) ? port.value : Option.getOrElse(envPort, () => "")}'`)
     }
-    yield* Effect.flatMap(Effect.promise(() => import("../serve-live.ts")), (live) => live.runServer({ port: listenPort, host }))
-  }).pipe(reportErrors)).pipe(Command.withDescription("Run the HTTP API server (migrates the database first)"))
+    yield* Effect.flatMap(Effect.promise(() => import("../serve-live.ts")), (live) => live.runServer({ port: listenPort, host }, json))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Run the HTTP API server (migrates the database first)"), Command.withExamples([{ command: "mes serve", description: "on the embedded database, port 8787" }, { command: "DATABASE_URL=postgres://mes@db/mes mes serve --port 8080 --json", description: "on PostgreSQL; the listening address as JSON" }]))

@@ -22,7 +22,7 @@ const create = Command.make("create", {
       { tenant_id: tenant.id, api_key: apiKey },
       `Created tenant ${tenant.id} (${tenant.name}, plan ${tenant.plan}). API key (shown once): ${apiKey}`
     )
-  }).pipe(reportErrors)).pipe(Command.withDescription("Create a tenant with a first live API key"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Create a tenant with a first live API key"), Command.withExamples([{ command: "mes tenant create --name 'Acme Steel'" }, { command: "mes tenant create --name 'Acme Steel' --plan pro --json" }]))
 
 const setPlan = Command.make("set-plan", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
@@ -35,9 +35,9 @@ const setPlan = Command.make("set-plan", {
       Effect.catchTag("NotFound", () => Effect.fail(userError(`Tenant ${tenantId} not found`)))
     ))
     yield* output(json, { tenant_id: updated.id, plan: updated.plan }, `Tenant ${updated.id} (${updated.name}) is on plan ${updated.plan}`)
-  }).pipe(reportErrors)).pipe(Command.withDescription("Change a tenant's plan"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Change a tenant's plan"), Command.withExamples([{ command: "mes tenant set-plan --tenant $TENANT --plan premium" }]))
 
 export const tenant = Command.make("tenant").pipe(
-  Command.withDescription("Manage tenants"),
+  Command.withDescription("Manage tenants"), Command.withExamples([{ command: "mes tenant create --name 'Acme Steel'" }, { command: "mes tenant set-plan --tenant $TENANT --plan pro" }]),
   Command.withSubcommands([create, setPlan])
 )

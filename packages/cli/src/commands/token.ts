@@ -46,9 +46,9 @@ const issue = Command.make("issue", {
       { token },
       `Session token for profile ${profileId} (${role}), expires ${new Date(exp * 1000).toISOString()}: ${token}`
     )
-  }).pipe(reportErrors)).pipe(Command.withDescription("Issue a user session token (HS256 JWT signed with MES_JWT_SECRET)"))
+  }).pipe(reportErrors)).pipe(Command.withDescription("Issue a user session token (HS256 JWT signed with MES_JWT_SECRET)"), Command.withExamples([{ command: "MES_JWT_SECRET=… mes token issue --tenant $TENANT --profile $PROFILE --role admin" }]))
 
 export const token = Command.make("token").pipe(
-  Command.withDescription("Issue user session tokens"),
+  Command.withDescription("Issue user session tokens"), Command.withExamples([{ command: "MES_JWT_SECRET=… mes token issue --tenant $TENANT --profile $PROFILE --role operator --json" }]),
   Command.withSubcommands([issue])
 )
