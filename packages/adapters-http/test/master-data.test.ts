@@ -197,6 +197,64 @@ describe("sync without needless writes (issue 11 item 4)", () => {
   })
 })
 
+describe("bulk re-sync of records sent again byte for byte (issue 11 item 7)", () => {
+  const job = (n: number, cellName: string, quantity = 5) => ({
+    external_id: `RS-${n}`, external_source: "erp", job_number: `RS-${n}`, customer: "Re-sync",
+    parts: [{ external_id: `RS-${n}-P`, part_number: "P", quantity, operations: [{ external_id: `RS-${n}-O`, operation_name: "Cut", sequence: 1, cell_name: cellName }] }]
+  })
+  const bulk = async (jobs: Array<unknown>) => {
+    const res = await api.post("/api-jobs/bulk-sync", { jobs })
+    expect(res.status).toBe(200)
+    return res.body.data.results.map((r: any) => r.action) as Array<string>
+  }
+  const body = () => [job(1, "RS saw"), job(2, "RS saw"), job(3, "RS laser")]
+  const opOf = async (n: number) => (await api.get(`/api-operations?search=RS-${n}-O`)).body.data.operations[0] ?? (
+    (await api.get("/api-operations?limit=1000")).body.data.operations.find((o: any) => o.external_id === `RS-${n}-O`)
+  )
+
+  it("answers unchanged with nothing written, and sees every change made since by anyone", async () => {
+    await api.post("/api-cells", { name: "RS saw" })
+    const laser = (await api.post("/api-cells", { name: "RS laser" })).body.data.cell.id
+    expect(await bulk(body())).toEqual(["created", "created", "created"])
+    const remembered = await h.sql("SELECT external_id, length(input_hash) AS h FROM job_sync_state WHERE tenant_id = $1 AND external_id LIKE 'RS-%' ORDER BY 1", [tenantId])
+    expect(remembered.map((r) => [r.external_id, Number(r.h)])).toEqual([["RS-1", 64], ["RS-2", 64], ["RS-3", 64]])
+    const events = await outboxCount()
+    const stamp = await updatedAt("jobs", (await api.get("/api-jobs?job_number=RS-1")).body.data.jobs[0].id)
+    expect(await bulk(body())).toEqual(["unchanged", "unchanged", "unchanged"])
+    expect(await outboxCount()).toBe(events)
+    expect(await updatedAt("jobs", (await api.get("/api-jobs?job_number=RS-1")).body.data.jobs[0].id)).toBe(stamp)
+
+    // someone changes a synced value of job 2's part: the same bytes now restore it
+    const part2 = (await api.get("/api-parts?limit=1000")).body.data.parts.find((p: any) => p.external_id === "RS-2-P")
+    await api.patch(`/api-parts?id=${part2.id}`, { quantity: 9 })
+    expect(await bulk(body())).toEqual(["unchanged", "updated", "unchanged"])
+    expect((await api.get(`/api-parts?id=${part2.id}`)).body.data.part.quantity).toBe(5)
+    expect(await bulk(body())).toEqual(["unchanged", "unchanged", "unchanged"])
+
+    // a cell renamed and its name given to another: job 3's cell_name now means the new cell
+    await api.patch(`/api-cells?id=${laser}`, { name: "RS laser (old)" })
+    const newLaser = (await api.post("/api-cells", { name: "RS laser" })).body.data.cell.id
+    expect(await bulk(body())).toEqual(["unchanged", "unchanged", "updated"])
+    expect((await opOf(3)).cell_id).toBe(newLaser)
+
+    // a lifecycle move writes the operation (status is not synced): still unchanged; a soft-deleted job is not
+    await api.post(`/api-operation-lifecycle/start?id=${(await opOf(1)).id}`)
+    await api.delete(`/api-jobs?id=${(await api.get("/api-jobs?job_number=RS-2")).body.data.jobs[0].id}`)
+    const after = await bulk(body())
+    expect(after[0]).toBe("unchanged")
+    expect(after[1]).not.toBe("unchanged")
+    // the same record with its keys in another order is compared field by field: unchanged
+    const reordered = body().map((j) => Object.fromEntries(Object.entries(j).reverse()))
+    expect((await bulk(reordered))[0]).toBe("unchanged")
+  })
+
+  it("a key twice in one bulk is synced in order, record by record", async () => {
+    expect(await bulk([job(1, "RS saw"), job(1, "RS saw", 7)])).toEqual(["unchanged", "updated"])
+    expect(await bulk([job(1, "RS saw"), job(1, "RS saw", 7)])).toEqual(["updated", "updated"])
+    expect(await bulk([job(1, "RS saw", 7)])).toEqual(["unchanged"])
+  })
+})
+
 describe("GET /api-erp-sync/changes (issue 11 item 5)", () => {
   /** Pages through the feed from `since` until it is empty; every change and the last cursor. */
   const drain = async (api2: ReturnType<typeof client>, since = "", limit = 7, types = "") => {

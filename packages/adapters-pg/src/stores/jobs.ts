@@ -19,6 +19,69 @@ import { syncJobsKey, syncJobsStatement } from "./sync.ts"
 export const partDefaults = { status: "'not_started'", is_bullet_card: "false" }
 export const operationDefaults = { status: "'not_started'", completion_percentage: "0", actual_time: "0" }
 
+/**
+ * True for a row version `x` (a 32-bit xmin this statement sees) that a sync compared against or wrote:
+ * committed before the snapshot `snap` taken before the sync, or not committed yet (a version this transaction
+ * sees uncommitted is its own, savepoints included); false when another transaction committed it after `snap`.
+ * The 32-bit id is read as the 64-bit id nearest `ref.x8` (the current snapshot's xmax; ids in use are within
+ * 2^31 of it). Frozen and bootstrap ids (< 3) are old. Inline: a function call per row cost 20 µs.
+ */
+const knownVersion = (x: string, snap: string) => {
+  const full = `(ref.x8 + ((${x}::text::bigint - ref.x8) % 4294967296 + 4294967296 + 2147483648) % 4294967296 - 2147483648)::text::xid8`
+  return `(${x}::text::bigint < 3 OR pg_visible_in_snapshot(${full}, ${snap}) OR pg_xact_status(${full}) = 'in progress')`
+}
+
+/**
+ * The row versions a job's sync left (migration 0021), as md5 text over the job `j` (a row of jobs in the
+ * query), its parts and their operations, and `scope` (the tenant's cells and materials, the same form). With a
+ * snapshot `snap` (taken before the sync; needs the CTE `ref`), NULL unless every one of those rows is a version
+ * the sync compared against or wrote.
+ */
+const syncStateToken = (snap: string | null) => `(
+  SELECT CASE WHEN ${snap === null ? "true" : `bool_and(${knownVersion("v.x", snap)})`}
+    THEN md5(string_agg(v.id::text || ':' || v.x::text, ',' ORDER BY v.id) || (SELECT token FROM scope)) END
+  FROM (SELECT j.id, j.xmin AS x
+    UNION ALL SELECT p.id, p.xmin FROM parts p WHERE p.tenant_id = j.tenant_id AND p.job_id = j.id
+    UNION ALL SELECT o.id, o.xmin FROM parts p JOIN operations o ON o.tenant_id = p.tenant_id AND o.part_id = p.id
+      WHERE p.tenant_id = j.tenant_id AND p.job_id = j.id) v${snap === null ? "" : ", ref"})`
+
+const syncScope = (snap: string | null) => `${snap === null ? "" : "ref AS (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS x8),\n"}scope AS (
+  SELECT CASE WHEN ${snap === null ? "true" : `coalesce(bool_and(${knownVersion("v.x", snap)}), true)`}
+    THEN md5(coalesce(string_agg(v.id::text || ':' || v.x::text, ',' ORDER BY v.id), '')) END AS token
+  FROM (SELECT c.id, c.xmin AS x FROM cells c WHERE c.tenant_id = $1
+    UNION ALL SELECT m.id, m.xmin FROM materials m WHERE m.tenant_id = $1) v${snap === null ? "" : ", ref"})`
+
+/** $1 tenant, $2 keys [{external_source, external_id, hash}]: the unchanged ones, and the snapshot first taken. */
+const SYNCED_UNCHANGED = `
+WITH ${syncScope(null)},
+k AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS k (external_source text, external_id text, hash text))
+SELECT pg_current_snapshot()::text AS snapshot, NULL AS external_source, NULL AS external_id, NULL::uuid AS job_id
+UNION ALL
+SELECT NULL, s.external_source, s.external_id, s.job_id
+FROM k
+JOIN job_sync_state s ON s.tenant_id = $1 AND s.external_source = k.external_source AND s.external_id = k.external_id AND s.input_hash = k.hash
+JOIN jobs j ON j.tenant_id = $1 AND j.id = s.job_id AND j.deleted_at IS NULL
+WHERE s.state_token = ${syncStateToken(null)}`
+
+/** $1 tenant, $2 the snapshot, $3 records [{external_source, external_id, hash, job_id}]. */
+const REMEMBER_SYNCED = `
+WITH ${syncScope("$2::pg_snapshot")},
+k AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS k (external_source text, external_id text, hash text, job_id uuid)),
+t AS (
+  SELECT k.external_source, k.external_id, k.job_id, k.hash, ${syncStateToken("$2::pg_snapshot")} AS token
+  FROM k JOIN jobs j ON j.tenant_id = $1 AND j.id = k.job_id AND j.deleted_at IS NULL
+),
+gone AS (
+  DELETE FROM job_sync_state s USING k
+  WHERE s.tenant_id = $1 AND s.external_source = k.external_source AND s.external_id = k.external_id
+    AND NOT EXISTS (SELECT 1 FROM t WHERE t.external_source = k.external_source AND t.external_id = k.external_id AND t.token IS NOT NULL)
+)
+INSERT INTO job_sync_state AS s (tenant_id, external_source, external_id, job_id, input_hash, state_token)
+SELECT $1, t.external_source, t.external_id, t.job_id, t.hash, t.token FROM t WHERE t.token IS NOT NULL
+ON CONFLICT (tenant_id, external_source, external_id) DO UPDATE
+  SET job_id = EXCLUDED.job_id, input_hash = EXCLUDED.input_hash, state_token = EXCLUDED.state_token
+  WHERE (s.job_id, s.input_hash, s.state_token) IS DISTINCT FROM (EXCLUDED.job_id, EXCLUDED.input_hash, EXCLUDED.state_token)`
+
 const jobSort = {
   job_number: "j.job_number",
   customer: "j.customer",
@@ -156,6 +219,21 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
             : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved }
         )
       }).pipe(mapConstraints),
+
+    syncedUnchanged: (tenantId, keys) =>
+      sql.unsafe<{ snapshot: string | null; external_source: string | null; external_id: string | null; job_id: string | null }>(
+        SYNCED_UNCHANGED,
+        [tenantId, JSON.stringify(keys)]
+      ).pipe(
+        Effect.map((rows) => ({
+          snapshot: rows.find((r) => r.snapshot !== null)!.snapshot!,
+          unchanged: new Map(rows.flatMap((r) => (r.job_id === null ? [] : [[`${r.external_source}\u0000${r.external_id}`, r.job_id] as const])))
+        })),
+        die
+      ),
+
+    rememberSynced: (tenantId, snapshot, records) =>
+      sql.unsafe(REMEMBER_SYNCED, [tenantId, snapshot, JSON.stringify(records)]).pipe(Effect.asVoid, die),
 
     byExternalId: (tenantId, source, externalId) =>
       sql<Job>`SELECT * FROM jobs WHERE tenant_id = ${tenantId} AND external_source = ${source}

@@ -77,6 +77,13 @@ export type JobSyncResult =
     readonly operationsElsewhere: ReadonlyArray<number>
   }
 
+/** A bulk-sync record by its external key, with the SHA-256 of the record as the client sent it. */
+export interface SyncedRecordKey {
+  readonly external_source: string
+  readonly external_id: string
+  readonly hash: string
+}
+
 /** A lifecycle row as the stores apply it: guard, target, timestamp stamps and named effects. */
 export type GuardedMove = Pick<Transition<string, string>, "from" | "to" | "stamps" | "effects">
 
@@ -110,6 +117,20 @@ export class JobStore extends Context.Service<JobStore, {
    * order. The plans must name distinct rows (no external key in two plans).
    */
   readonly sync: (plans: ReadonlyArray<JobSyncPlan>) => Effect.Effect<ReadonlyArray<JobSyncResult>, Conflict>
+  /**
+   * The records whose last bulk sync sent the same bytes (hash) and whose job, parts and operations (and the
+   * tenant's cells and materials) are still the row versions that sync left: unchanged, by key
+   * (`source\u0000external_id`) → job id. Also a snapshot of the database taken first, for `rememberSynced`.
+   */
+  readonly syncedUnchanged: (tenantId: string, keys: ReadonlyArray<SyncedRecordKey>) => Effect.Effect<{
+    readonly unchanged: ReadonlyMap<string, string>
+    readonly snapshot: string
+  }>
+  /**
+   * Remembers records a bulk sync just synced, with the row versions they left, for `syncedUnchanged`; skips a
+   * job any of whose rows another transaction committed after `snapshot` (not what this sync compared against).
+   */
+  readonly rememberSynced: (tenantId: string, snapshot: string, records: ReadonlyArray<SyncedRecordKey & { readonly job_id: string }>) => Effect.Effect<void>
   /** The non-deleted job with this external key. */
   readonly byExternalId: (tenantId: string, source: string, externalId: string) => Effect.Effect<Job | undefined>
   /** True when a non-deleted job of the tenant has this number. */

@@ -15,7 +15,7 @@ import { renameAliases } from "../fields.ts"
 import { normalizeJobInput } from "../jobs/service.ts"
 import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCellNames } from "../jobs/nested.ts"
 import { defaultPriority, JobSync } from "../jobs/schema.ts"
-import { JobStore, type JobSyncPlan, type JobSyncResult } from "../jobs/store.ts"
+import { JobStore, type JobSyncPlan, type JobSyncResult, type SyncedRecordKey } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
 import { OperationStore } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
@@ -89,6 +89,30 @@ const externalIdOf = (item: unknown): string | null => {
 /** The result of a record that was refused. */
 const refused = (externalId: string | null) => (e: SyncError) =>
   Effect.succeed<RecordResult>({ external_id: externalId, action: "error", error: describe(e) })
+
+/**
+ * The key and hash of each bulk record that names its job by external key (else undefined), for the unchanged
+ * shortcut: records whose key appears once in the bulk (a repeated key is synced in order, record by record).
+ */
+const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
+  Effect.promise(async (): Promise<Array<SyncedRecordKey | undefined>> => {
+    const keyOf = (item: unknown) => {
+      if (item === null || typeof item !== "object") return undefined
+      const { external_id, external_source } = item as { external_id?: unknown; external_source?: unknown }
+      return typeof external_id === "string" && typeof external_source === "string" ? { external_id, external_source } : undefined
+    }
+    const keys = items.map(keyOf)
+    const count = new Map<string, number>()
+    for (const k of keys) if (k !== undefined) count.set(recordKey(k), (count.get(recordKey(k)) ?? 0) + 1)
+    const encoder = new TextEncoder()
+    return Promise.all(keys.map(async (k, i) => {
+      if (k === undefined || count.get(recordKey(k)) !== 1) return undefined
+      const digest = await crypto.subtle.digest("SHA-256", encoder.encode(JSON.stringify(items[i])))
+      return { ...k, hash: Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("") }
+    }))
+  })
+
+const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
 
 /** True when two plans name one job, part or operation by external key (one statement could not write it twice). */
 const sharedExternalKeys = (plans: ReadonlyArray<JobSyncPlan>) => {
@@ -328,8 +352,15 @@ export class Sync extends Context.Service<Sync, {
      * refuses the statement (a job_number taken, a sync overtaken): the record-by-record path then says
      * which record it was.
      */
-    const jobsAtOnce = (items: ReadonlyArray<unknown>) =>
+    const jobsAtOnce = (all: ReadonlyArray<unknown>) =>
       Effect.gen(function*() {
+        // records sent again byte for byte onto rows nobody wrote since: unchanged without planning them
+        const tenant = yield* CurrentTenant
+        const keys = yield* syncedRecordKeys(all)
+        const known = yield* jobs.syncedUnchanged(tenant.id, keys.filter((k) => k !== undefined))
+        const shortcut = keys.map((k) => (k === undefined ? undefined : known.unchanged.get(recordKey(k))))
+        const rest = all.flatMap((_, i) => (shortcut[i] === undefined ? [i] : []))
+        const items = rest.map((i) => all[i])
         const planned = yield* Effect.forEach(items, (item) => Effect.result(planJob(item)))
         const plans = planned.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
         if (sharedExternalKeys(plans.map((p) => p.plan))) return undefined
@@ -338,11 +369,21 @@ export class Sync extends Context.Service<Sync, {
           : yield* tx.transaction(jobs.sync(plans.map((p) => p.plan))).pipe(Effect.catchTag("Conflict", () => Effect.succeed(undefined)))
         if (outcomes === undefined) return undefined
         let next = 0
-        return yield* Effect.forEach(planned, (r, i) =>
+        const results = yield* Effect.forEach(planned, (r, i) =>
           (Result.isSuccess(r) ? r.success.settle(outcomes[next++]!) : Effect.fail(r.failure)).pipe(
             Effect.map((s): RecordResult => ({ external_id: s.external_id, id: s.id, action: s.action })),
             Effect.catch(refused(externalIdOf(items[i])))
           ))
+        const synced = rest.flatMap((i, j) => {
+          const key = keys[i]
+          const result = results[j]!
+          return key !== undefined && result.action !== "error" ? [{ ...key, job_id: result.id }] : []
+        })
+        if (synced.length > 0) yield* jobs.rememberSynced(tenant.id, known.snapshot, synced)
+        let r = 0
+        return all.map((_, i): RecordResult =>
+          shortcut[i] !== undefined ? { external_id: keys[i]!.external_id, id: shortcut[i]!, action: "unchanged" } : results[r++]!
+        )
       })
 
     const part = (raw: unknown) =>
