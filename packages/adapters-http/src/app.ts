@@ -6,7 +6,10 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { Tenants } from "@mes/domain"
+import { PartImages, Storage, type Tenants } from "@mes/domain"
+import { partImageHandlersOf } from "./handlers/api-part-images.ts"
+import { localDiskStorage, STORAGE_PATH, StorageOptionsConfig } from "./storage/local-disk.ts"
+import { BASE_PATH } from "./contract/api.ts"
 import { adminHandlers } from "./handlers/api-admin.ts"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
@@ -47,7 +50,13 @@ export const allHandlers = Effect.gen(function*() {
 const apiRoutes = (options?: Partial<ServerOptions>) =>
   Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
-    return { config, api: routes(yield* allHandlers, config) }
+    // uploaded files: a local directory behind signed URLs this server answers (MES_STORAGE_DIR)
+    const files = localDiskStorage(yield* StorageOptionsConfig, BASE_PATH)
+    const handlers = {
+      ...(yield* allHandlers),
+      ...(yield* partImageHandlersOf(files).pipe(Effect.provide(PartImages.layer), Effect.provideService(Storage, files.storage)))
+    }
+    return { config, api: routes(handlers, config, [{ path: `${BASE_PATH}${STORAGE_PATH}*`, handler: files.serve }]) }
   })
 
 /** The REST API as router routes (mount into your own HttpRouter, or serve with `HttpServerLive`). */

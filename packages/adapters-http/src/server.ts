@@ -213,7 +213,12 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: nu
   })
 
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */
-export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
+export const routes = <R>(
+  handlers: Handlers<R>,
+  options: ServerOptions,
+  /** Routes outside the API definition that answer on their own (the signed storage URLs), by path pattern. */
+  raw: ReadonlyArray<{ readonly path: `/${string}`; readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> }> = []
+) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const authenticate = authenticator(yield* Tenants, options)
     const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
@@ -374,6 +379,7 @@ export const routes = <R>(handlers: Handlers<R>, options: ServerOptions) =>
           : report.migrations !== "ok"
           ? unavailable("Not ready: database migrations are pending (run `mes migrate`)")
           : json(200, { success: true, data: { status: "ready", ...report } })))
+    for (const r of raw) for (const method of METHODS) yield* router.add(method, r.path, r.handler)
     yield* router.add("OPTIONS", "*", Effect.succeed(json(200, { success: true, data: {} })))
     const notFound = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -6,6 +6,9 @@ import { StoresPg, testDatabase } from "@mes/adapters-pg"
 import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 import { expect } from "vitest"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 
 export interface Harness {
   readonly url: string
@@ -39,7 +42,10 @@ export const startServer = async (
     Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),
     Layer.provideMerge(StoresPg),
     Layer.provideMerge(db),
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { ...process.env, ...options.env } as Record<string, string> })))
+    // uploads go to a directory of this server's own unless the test names one
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({
+      env: { ...process.env, MES_STORAGE_DIR: mkdtempSync(join(tmpdir(), "mes-storage-")), ...options.env } as Record<string, string>
+    })))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)

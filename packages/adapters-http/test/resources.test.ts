@@ -11,9 +11,18 @@ let b: ReturnType<typeof client>
 
 /** Records of tenant B that tenant A must not reach. */
 const theirs = { job: "", part: "", operation: "", cell: "", profile: "", batch: "", issue: "", substep: "", time_entry: "", resource: "", material: "",
-  scrap_reason: "", operation_quantity: "", assignment: "", template: "", template_item: "", downtime: "" }
+  scrap_reason: "", operation_quantity: "", assignment: "", template: "", template_item: "", downtime: "", part_image: "" }
 /** Records of tenant A to hang references on. */
 const mine = { job: "", part: "", operation: "", batch: "", cell: "", profile: "", template: "", quantity: "", assignment: "" }
+
+/** A PNG uploaded through a signed URL of the tenant's; its storage key. */
+const uploaded = async (as: ReturnType<typeof client>) => {
+  const u = (await as.post("/api-upload-url", { content_type: "image/png" })).body.data
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3])
+  const res = await fetch(new URL(h.url).origin + u.upload_url, { method: "PUT", headers: { "content-type": "image/png" }, body: png })
+  if (res.status !== 201) throw new Error(`upload ${res.status}`)
+  return u.key as string
+}
 
 beforeAll(async () => {
   h = await startServer()
@@ -38,6 +47,7 @@ beforeAll(async () => {
   theirs.template = bTemplate.id
   theirs.template_item = bTemplate.items[0].id
   theirs.downtime = (await b.post("/api-downtime", { cell_id: theirs.cell, reason: "B down" })).body.data.downtime.id
+  theirs.part_image = (await b.post("/api-parts-images", { part_id: theirs.part, storage_key: await uploaded(b) })).body.data.part_image.id
   mine.cell = (await a.post("/api-cells", { name: "A cell" })).body.data.cell.id
   await a.post("/api-resources", { name: "A fixture", type: "fixture" })
   await a.post("/api-materials", { name: "A steel" })
@@ -55,6 +65,7 @@ beforeAll(async () => {
   mine.quantity = (await a.post("/api-operation-quantities", { operation_id: mine.operation, good: 1 })).body.data.operation_quantity.id
   mine.assignment = (await a.post("/api-assignments", { user_id: mine.profile, operation_id: mine.operation })).body.data.assignment.id
   await a.post("/api-downtime", { cell_id: mine.cell, reason: "A down" })
+  await a.post("/api-parts-images", { part_id: mine.part, storage_key: await uploaded(a) })
 })
 afterAll(() => h.close())
 
@@ -75,7 +86,8 @@ const RESOURCES = [
   "/api-assignments",
   "/api-templates",
   "/api-templates/items",
-  "/api-downtime"
+  "/api-downtime",
+  "/api-parts-images"
 ] as const
 /** Resources without DELETE (spec 4.7 has none for issues): 405. */
 const NO_DELETE: ReadonlyArray<string> = ["/api-issues"]
@@ -146,6 +158,7 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     ["/api-templates/items", "template_item", "get"], ["/api-templates/items", "template_item", "patch", { description: "x" }],
     ["/api-templates/items", "template_item", "delete"],
     ["/api-downtime", "downtime", "get"], ["/api-downtime", "downtime", "patch", { notes: "x" }], ["/api-downtime", "downtime", "delete"],
+    ["/api-parts-images", "part_image", "get"], ["/api-parts-images", "part_image", "patch", { caption: "x" }], ["/api-parts-images", "part_image", "delete"],
     ["/api-job-lifecycle/start", "job", "post"], ["/api-operation-lifecycle/start", "operation", "post"],
     ["/api-batch-lifecycle/start", "batch", "post"], ["/api-batch-lifecycle/add-operations", "batch", "post", { operation_ids: [] }]
   ]
@@ -178,6 +191,7 @@ describe("another tenant's record by id is 403 FORBIDDEN", () => {
     expect((await b.get(`/api-assignments?id=${theirs.assignment}`)).body.data.assignment.notes).toBeNull()
     expect((await b.get(`/api-templates?id=${theirs.template}`)).body.data.template).toMatchObject({ description: null, items: [{ description: "d" }] })
     expect((await b.get(`/api-downtime?id=${theirs.downtime}`)).body.data.downtime.notes).toBeNull()
+    expect((await b.get(`/api-parts-images?id=${theirs.part_image}`)).body.data.part_image.caption).toBeNull()
     expect((await b.get(`/api-jobs?id=${theirs.job}`)).body.data.job.status).toBe("not_started")
     expect((await b.get(`/api-operations?id=${theirs.operation}`)).body.data.operation.status).toBe("not_started")
   })
@@ -236,6 +250,7 @@ describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes noth
     ["assignment PATCH assigned_by", "patch", () => `/api-assignments?id=${mine.assignment}`, () => ({ assigned_by: theirs.profile }), "assigned_by"],
     ["template item template_id", "post", () => "/api-templates/items", () => ({ template_id: theirs.template, description: "d", sequence: 9 }), "template_id"],
     ["downtime cell_id", "post", () => "/api-downtime", () => ({ cell_id: theirs.cell, reason: "x" }), "cell_id"],
+    ["part image part_id", "post", () => "/api-parts-images", () => ({ part_id: theirs.part, storage_key: `${mine.job}/none.png` }), "part_id"],
     ["operation start user_id", "post", () => `/api-operation-lifecycle/start?id=${mine.operation}&user_id=${theirs.profile}`, () => ({}), "user_id"]
   ]
   it.each(cases)("%s", async (_name, method, path, body, field) => {
@@ -255,6 +270,7 @@ describe("a foreign key into another tenant is 422 FK_CONSTRAINT and writes noth
     expect((await a.get("/api-assignments")).body.data.pagination.total).toBe(1)
     expect((await a.get(`/api-templates/items?template_id=${mine.template}`)).body.data.pagination.total).toBe(1)
     expect((await a.get("/api-downtime")).body.data.pagination.total).toBe(1)
+    expect((await a.get("/api-parts-images")).body.data.pagination.total).toBe(1)
     const jobs = (await a.get("/api-jobs")).body.data
     expect(jobs.pagination.total).toBe(1)
     expect(jobs.jobs[0].current_cell_id).toBeNull()

@@ -47,6 +47,7 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   downtime_cell_fkey: { message: "cell has recorded downtime and cannot be deleted" },
   substep_templates_tenant_name_key: { message: "a template with this name already exists", field: "name" },
   substep_template_items_sequence_key: { message: "sequence already exists in this template", field: "sequence" },
+  part_images_storage_key_key: { message: "this upload is attached to a part already", field: "storage_key" },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }

@@ -19,6 +19,7 @@ import { DashboardStorePg } from "./stores/dashboard.ts"
 import { IdempotencyPg } from "./idempotency.ts"
 import { SubstepStorePg } from "./stores/substeps.ts"
 import { ShopFloorStoresPg } from "./stores/shop-floor.ts"
+import { PartImageStorePg } from "./stores/part-images.ts"
 import { TenantStorePg } from "./stores/tenants.ts"
 import { TimeEntryStorePg } from "./stores/time-entries.ts"
 import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
@@ -35,6 +36,6 @@ export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, P
 export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg,
   ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg,
-  ShopFloorStoresPg).pipe(Layer.provide(Catalog.layer))
+  ShopFloorStoresPg, PartImageStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"

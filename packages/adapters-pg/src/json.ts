@@ -57,7 +57,11 @@ export const liveCondition: Record<ReferenceTable, (alias: string) => string> = 
   assignments: (a) => `coalesce((mes_assignment_job(${a})).deleted_at IS NULL, true)`,
   substep_templates: () => "true",
   substep_template_items: () => "true",
-  downtime: () => "true"
+  downtime: () => "true",
+  // an image of a part of a soft-deleted job is gone with it
+  part_images: (a) =>
+    `EXISTS (SELECT 1 FROM parts p JOIN jobs j ON j.tenant_id = p.tenant_id AND j.id = p.job_id
+       WHERE p.tenant_id = ${a}.tenant_id AND p.id = ${a}.part_id AND j.deleted_at IS NULL)`
 }
 
 /**

@@ -40,6 +40,10 @@ export const IsoTimestamp = Schema.String.check(
   )
 )
 
+/** A record of a tenant as the API shows it: its id, tenant, `fields`, and when it was created and last updated. */
+export const tenantRecord = <F extends Schema.Struct.Fields>(fields: F) =>
+  Schema.Struct({ id: Uuid, tenant_id: Uuid, ...fields, created_at: Schema.String, updated_at: Schema.String })
+
 /** `key?: T` for JSON inputs (no `| undefined`, no null). */
 export const opt = <S extends Schema.Top>(s: S) => Schema.optionalKey(s)
 /** `key?: T | null`: a nullable optional field whose null clears the value. */

@@ -46,6 +46,7 @@ export type ReferenceTable =
   | "substep_templates"
   | "substep_template_items"
   | "downtime"
+  | "part_images"
 
 /** Answers which tenant owns an id (404 vs 403) and resolves references in bulk (one query per table). */
 export class References extends Context.Service<References, {

@@ -32,7 +32,8 @@ export const label: Record<ReferenceTable, string> = {
   assignments: "assignment",
   substep_templates: "template",
   substep_template_items: "template item",
-  downtime: "downtime"
+  downtime: "downtime",
+  part_images: "part image"
 }
 
 /** Resolves all references with one query per table and returns a detail for each that is not the tenant's. */

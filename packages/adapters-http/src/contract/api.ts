@@ -69,6 +69,7 @@ import {
   templateListSpec,
   TemplatesGroup
 } from "./api-shop-floor.ts"
+import { partImageListSpec, PartImagesGroup, UploadsGroup } from "./api-part-images.ts"
 import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
 export const BASE_PATH = "/functions/v1"
@@ -193,6 +194,7 @@ export class Api extends HttpApi.make("mes")
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
   .add(ScrapReasonsGroup, QuantitiesGroup, AssignmentsGroup, TemplatesGroup, TemplateItemsGroup, DowntimeGroup, OeeGroup)
+  .add(UploadsGroup, PartImagesGroup)
   .add(ErpSyncGroup, ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
   .annotateMerge(OpenApi.annotations({
@@ -252,5 +254,6 @@ export const listSpecs: Readonly<Record<string, Parameters<typeof listQuery>[0]>
   "assignments.list": assignmentListSpec,
   "templates.list": templateListSpec,
   "templateItems.list": templateItemListSpec,
-  "downtime.list": downtimeListSpec
+  "downtime.list": downtimeListSpec,
+  "partImages.list": partImageListSpec
 }

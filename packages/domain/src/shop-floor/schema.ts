@@ -1,13 +1,10 @@
 // Shop-floor records (spec 4.12; issue 12): scrap reasons, good/scrap/rework quantities per operation,
 // operator assignments, substep templates and cell downtime. Shapes: docs/DECISIONS.md "Shop floor".
 import * as Schema from "effect/Schema"
-import { IsoTimestamp, Name255, NonNegativeInt, opt, optNull, PositiveInt, Uuid } from "../fields.ts"
+import { IsoTimestamp, Name255, NonNegativeInt, opt, optNull, PositiveInt, tenantRecord, Uuid } from "../fields.ts"
 import { bool, oneOf, text, timestamp, uuid, type ListSpec } from "../query.ts"
 
 const Stamp = Schema.String
-/** A record of a tenant as the API shows it: its id, tenant, `fields`, and when it was created and last updated. */
-const tenantRecord = <F extends Schema.Struct.Fields>(fields: F) =>
-  Schema.Struct({ id: Uuid, tenant_id: Uuid, ...fields, created_at: Stamp, updated_at: Stamp })
 const Text = Schema.String.check(Schema.isMinLength(1))
 const Code = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(50))
 

@@ -1,0 +1,193 @@
+// Uploaded files on the local disk (issue 12; docs/DECISIONS.md "Part images and uploads"): the storage port over
+// a directory (MES_STORAGE_DIR), and the short-lived signed URLs mes itself serves to PUT and GET them. A URL's
+// HMAC-SHA256 signature covers its method, key, content type, size limit and expiry, so none can be changed.
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { dirname, join, resolve, sep } from "node:path"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { durationConfig, type ImageType, Storage, storageKey, typeOfKey } from "@mes/domain"
+import { errorEnvelope } from "../errors.ts"
+
+export interface StorageOptions {
+  /** The directory files are kept in (MES_STORAGE_DIR; default: `storage` beside MES_DATA_DIR). */
+  readonly dir: string
+  /** The HMAC key of signed URLs (MES_STORAGE_SECRET; default: a random key kept in the directory). */
+  readonly secret: string | undefined
+  /** The largest upload (MES_UPLOAD_MAX_BYTES). */
+  readonly maxBytes: number
+  /** How long a signed URL works (MES_STORAGE_URL_TTL). */
+  readonly urlTtl: Duration.Duration
+}
+
+export const StorageOptionsConfig = Config.all({
+  dir: Config.String("MES_STORAGE_DIR").pipe(
+    Config.option,
+    Config.map(Option.filter((s) => s !== "")),
+    Config.flatMap((dir) =>
+      Option.isSome(dir)
+        ? Config.succeed(dir.value)
+        : Config.String("MES_DATA_DIR").pipe(Config.withDefault("./.mes/data"), Config.map((data) => join(dirname(resolve(data)), "storage")))
+    )
+  ),
+  secret: Config.String("MES_STORAGE_SECRET").pipe(Config.option, Config.map((s) => Option.getOrUndefined(Option.filter(s, (v) => v !== "")))),
+  maxBytes: Config.Int("MES_UPLOAD_MAX_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
+  urlTtl: durationConfig("MES_STORAGE_URL_TTL", Duration.minutes(15))
+})
+
+/** The first bytes each image type starts with (a file that does not is refused: 415). */
+const MAGIC: Record<ImageType, (b: Uint8Array) => boolean> = {
+  "image/jpeg": (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
+  "image/png": (b) => [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((v, i) => b[i] === v),
+  "image/gif": (b) => String.fromCharCode(...b.subarray(0, 4)) === "GIF8",
+  "image/webp": (b) => String.fromCharCode(...b.subarray(0, 4)) === "RIFF" && String.fromCharCode(...b.subarray(8, 12)) === "WEBP"
+}
+
+const fail = (status: number, code: string, message: string) =>
+  HttpServerResponse.jsonUnsafe(errorEnvelope(status, code, message), { status, headers: { "access-control-allow-origin": "*" } })
+
+/** A signed URL's parameters. */
+interface Signed {
+  readonly method: "PUT" | "GET"
+  readonly key: string
+  readonly contentType: string
+  readonly maxBytes: number
+  readonly expires: number
+}
+
+export const STORAGE_PATH = "/storage/"
+
+/** The local-disk storage: the port, the signer of URLs, and the handler of the signed requests. */
+export const localDiskStorage = (o: StorageOptions, basePath: string) => {
+  const root = resolve(o.dir)
+  mkdirSync(root, { recursive: true, mode: 0o700 })
+  const secret = o.secret ?? (() => {
+    // one key per directory: URLs survive restarts and work across processes sharing the directory
+    const file = join(root, ".signing-key")
+    try {
+      return readFileSync(file, "utf8").trim()
+    } catch {
+      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
+      return readFileSync(file, "utf8").trim()
+    }
+  })()
+  /** The file of a key mes made; undefined for anything else (no path of the client's reaches the disk). */
+  const pathOf = (key: string) => {
+    if (typeOfKey(key) === undefined) return undefined
+    const path = resolve(root, key)
+    return path.startsWith(root + sep) ? path : undefined
+  }
+  const signature = (s: Signed) =>
+    createHmac("sha256", secret).update([s.method, s.key, s.contentType, String(s.maxBytes), String(s.expires)].join("\n")).digest("hex")
+  const urlOf = (s: Signed) => {
+    const q = new URLSearchParams({ expires: String(s.expires) })
+    if (s.method === "PUT") {
+      q.set("content_type", s.contentType)
+      q.set("max_bytes", String(s.maxBytes))
+    }
+    q.set("signature", signature(s))
+    return `${basePath}${STORAGE_PATH}${s.key}?${q.toString()}`
+  }
+  const expiry = () => Date.now() + Duration.toMillis(o.urlTtl)
+
+  const storage = Storage.of({
+    stat: (key) =>
+      Effect.promise(async () => {
+        const path = pathOf(key)
+        const type = typeOfKey(key)
+        if (path === undefined || type === undefined) return undefined
+        const s = await stat(path).catch(() => undefined)
+        return s?.isFile() ? { size: s.size, contentType: type } : undefined
+      }),
+    remove: (key) => Effect.promise(async () => {
+      const path = pathOf(key)
+      if (path !== undefined) await rm(path, { force: true })
+    })
+  })
+
+  return {
+    storage,
+    maxBytes: o.maxBytes,
+    /** A new key of the tenant and the URL to PUT it to (POST /api-upload-url). */
+    uploadUrl: (tenantId: string, contentType: ImageType, maxBytes: number) => {
+      const key = storageKey(tenantId, randomUUID(), contentType)
+      const expires = expiry()
+      return { key, url: urlOf({ method: "PUT", key, contentType, maxBytes, expires }), expires_at: new Date(expires).toISOString() }
+    },
+    /** A URL to GET the file of `key`. */
+    downloadUrl: (key: string) => {
+      const expires = expiry()
+      return { url: urlOf({ method: "GET", key, contentType: "", maxBytes: 0, expires }), url_expires_at: new Date(expires).toISOString() }
+    },
+    /** PUT and GET of a signed URL: `<base>/storage/<key>?…&signature=…`. */
+    serve: Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const [pathname, search = ""] = request.url.split("?", 2) as [string, string?]
+      const key = pathname.slice(pathname.indexOf(STORAGE_PATH) + STORAGE_PATH.length)
+      const path = pathOf(key)
+      if (path === undefined) return fail(404, "NOT_FOUND", "No such file")
+      const method = request.method
+      if (method !== "PUT" && method !== "GET") return fail(405, "METHOD_NOT_ALLOWED", "Signed storage URLs take PUT (upload) or GET (download)")
+      const q = new URLSearchParams(search)
+      const expires = Number(q.get("expires"))
+      const contentType = method === "PUT" ? q.get("content_type") ?? "" : ""
+      const maxBytes = method === "PUT" ? Number(q.get("max_bytes")) : 0
+      const given = Buffer.from(q.get("signature") ?? "", "hex")
+      const expected = Buffer.from(signature({ method, key, contentType, maxBytes, expires }), "hex")
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        return fail(403, "FORBIDDEN", "The URL's signature does not match it (it was changed, or is for another method)")
+      }
+      if (!Number.isFinite(expires) || expires < Date.now()) return fail(403, "FORBIDDEN", "The URL has expired; ask for a new one")
+      if (method === "GET") {
+        const bytes = yield* Effect.promise(() => readFile(path).then((b) => new Uint8Array(b)).catch(() => undefined))
+        if (bytes === undefined) return fail(404, "NOT_FOUND", "No such file")
+        return HttpServerResponse.uint8Array(bytes, {
+          contentType: typeOfKey(key)!,
+          headers: { "cache-control": "private, max-age=300", "access-control-allow-origin": "*" }
+        })
+      }
+      if ((request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() !== contentType) {
+        return fail(415, "UNSUPPORTED_MEDIA_TYPE", `This URL takes Content-Type ${contentType} only`)
+      }
+      const declared = Number(request.headers["content-length"] ?? "0")
+      if (declared > maxBytes) return fail(413, "PAYLOAD_TOO_LARGE", `The file exceeds the ${maxBytes} bytes this URL allows`)
+      // read up to the limit; a body that goes past it is refused before anything is written
+      const chunks: Array<Uint8Array> = []
+      let size = 0
+      const read = yield* request.stream.pipe(
+        Stream.runForEach((chunk) => {
+          size += chunk.length
+          if (size > maxBytes) return Effect.fail("tooLarge" as const)
+          chunks.push(chunk)
+          return Effect.void
+        }),
+        Effect.as("ok" as const),
+        Effect.catch((e) => Effect.succeed(e === "tooLarge" ? "tooLarge" as const : "broken" as const))
+      )
+      if (read === "tooLarge") return fail(413, "PAYLOAD_TOO_LARGE", `The file exceeds the ${maxBytes} bytes this URL allows`)
+      if (read === "broken") return fail(400, "BAD_REQUEST", "The upload was cut off")
+      const body = Buffer.concat(chunks)
+      if (body.length === 0 || !MAGIC[contentType as ImageType](body)) {
+        return fail(415, "UNSUPPORTED_MEDIA_TYPE", `The file is not a ${contentType} image`)
+      }
+      // written whole under a temporary name, then renamed: a file is never seen half-written
+      yield* Effect.promise(async () => {
+        await mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+        const temporary = `${path}.${randomUUID()}.part`
+        await writeFile(temporary, body, { mode: 0o600 })
+        await rename(temporary, path)
+      })
+      return HttpServerResponse.jsonUnsafe({ success: true, data: { key, size_bytes: body.length, content_type: contentType } }, {
+        status: 201,
+        headers: { "access-control-allow-origin": "*" }
+      })
+    })
+  }
+}
+
+export type LocalDiskStorage = ReturnType<typeof localDiskStorage>
