@@ -70,17 +70,10 @@ export const raw = (response: HttpServerResponse.HttpServerResponse): ApiReply =
 /**
  * How an endpoint authenticates (spec 5): an API key (default); the monthly task's cron secret or service key
  * (spec 4.13); a signed-in user's session token, admins only (spec 4.11); or either of key and admin session.
+ * `accessOf` names the endpoints that do not take an API key alone (the OpenAPI document says the same).
  */
-export type Access = "key" | "cron" | "admin" | "keyOrAdmin"
-
-/** Endpoints that do not take an API key alone. */
-const accessOf: Readonly<Record<string, Access>> = {
-  "monthlyReset.run": "cron",
-  "export.run": "admin",
-  "apiKeys.create": "keyOrAdmin",
-  "apiKeys.list": "keyOrAdmin",
-  "apiKeys.remove": "keyOrAdmin"
-}
+export { type Access, accessOf } from "./contract/openapi.ts"
+import { type Access, accessOf } from "./contract/openapi.ts"
 
 export interface ServerOptions {
   /** Largest accepted request body in bytes (413 above it). */

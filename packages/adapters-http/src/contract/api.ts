@@ -70,6 +70,7 @@ import {
   TemplatesGroup
 } from "./api-shop-floor.ts"
 import { partImageListSpec, PartImagesGroup, UploadsGroup } from "./api-part-images.ts"
+import { documentOpenApi } from "./openapi.ts"
 import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } from "./api-webhooks.ts"
 
 export const BASE_PATH = "/functions/v1"
@@ -197,6 +198,7 @@ export class Api extends HttpApi.make("mes")
   .add(UploadsGroup, PartImagesGroup)
   .add(ErpSyncGroup, ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
+  .annotate(OpenApi.Transform, documentOpenApi)
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
     version: "1.0.0",

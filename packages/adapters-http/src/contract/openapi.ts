@@ -1,0 +1,163 @@
+// What the generated OpenAPI document does not know from the schemas (issue 13 item 4): a summary and description
+// on every operation, tag descriptions, servers, the security schemes and which operation takes which, and request
+// examples. Applied as the Api's OpenApi.Transform, so /openapi.json and the docs page show the same document;
+// `redocly lint` (recommended rules) keeps it complete (test/openapi-lint.test.ts).
+
+/** How an endpoint authenticates (spec 5): see server.ts `accessOf`. */
+export type Access = "key" | "cron" | "admin" | "keyOrAdmin"
+
+/** Endpoints that do not take an API key alone. */
+export const accessOf: Readonly<Record<string, Access>> = {
+  "monthlyReset.run": "cron",
+  "export.run": "admin",
+  "apiKeys.create": "keyOrAdmin",
+  "apiKeys.list": "keyOrAdmin",
+  "apiKeys.remove": "keyOrAdmin"
+}
+
+/** Each group's tag: what its records are. */
+const TAGS: Readonly<Record<string, string>> = {
+  jobs: "Jobs with their parts and operations: nested create, lists, read, PATCH, soft delete, ERP sync (spec 4.1).",
+  parts: "Parts of a job (spec 4.2).",
+  operations: "Operations of a part, the work a cell does (spec 4.3).",
+  cells: "Work cells (spec 2.9, 4.10).",
+  resources: "Tooling, fixtures, molds, materials and equipment (spec 4.12).",
+  materials: "The tenant's material catalog (spec 4.12).",
+  profiles: "Operators and users (DECISIONS: profiles).",
+  substeps: "Checklist steps of an operation (spec 4.8).",
+  issues: "Issues and non-conformance reports (spec 4.7).",
+  jobLifecycle: "Start, stop, resume and complete a job (spec 3.1).",
+  operationLifecycle: "Start, pause, resume and complete an operation, with its time entries (spec 3.2).",
+  batches: "Batches of operations run together (spec 4.5).",
+  batchLifecycle: "Start and stop a batch, sharing its time across its operations (spec 3.3).",
+  timeEntries: "Time recorded against operations (spec 2.8).",
+  webhooks: "Webhook subscriptions (spec 4.9, 6).",
+  webhookLogs: "Webhook delivery attempts and redelivery (spec 4.9).",
+  dashboard: "Counts for a dashboard (spec 4.14).",
+  erpSync: "ERP synchronization: diff, sync, the changes feed and status (issue 11).",
+  apiKeys: "API keys of the tenant (spec 5).",
+  export: "The tenant's data as JSON or CSV, for admins (spec 4.11).",
+  monthlyReset: "The monthly reset of parts counts, for cron (spec 4.13).",
+  scrapReasons: "Reasons for scrap (issue 12).",
+  quantities: "Good, scrap and rework quantities recorded against operations (issue 12).",
+  assignments: "Operators assigned to operations, parts, jobs or cells; an operator's work queue (issue 12).",
+  templates: "Substep templates and applying them to operations (issue 12).",
+  templateItems: "The items of substep templates (issue 12).",
+  downtime: "Downtime of cells (issue 12).",
+  oee: "Overall equipment effectiveness per day, shift or cell (issue 12).",
+  uploads: "Signed upload URLs for part images (issue 12).",
+  partImages: "Images attached to parts (issue 12)."
+}
+
+/** Summaries of endpoints that are not plain create, read, update, delete and sync. */
+const SUMMARIES: Readonly<Record<string, readonly [summary: string, description: string]>> = {
+  "jobs.create": ["Create a job with its parts and operations", "One request creates the job, its parts and their operations; cells may be named (`cell_name`). 201 with the nested job and the ids made."],
+  "jobLifecycle.start": ["Start a job", "not_started → in_progress; stamps started_at; emits job.started."],
+  "jobLifecycle.stop": ["Stop (hold) a job", "in_progress → on_hold; emits job.stopped."],
+  "jobLifecycle.resume": ["Resume a job", "on_hold → in_progress; emits job.resumed."],
+  "jobLifecycle.complete": ["Complete a job", "→ completed; stamps completed_at and actual_duration; emits job.completed (spec 6.2)."],
+  "operationLifecycle.start": ["Start an operation", "Opens a time entry (for `user_id` when given); rolls the part up; emits operation.started."],
+  "operationLifecycle.pause": ["Pause an operation", "Closes the running time entries and adds them to actual_time; emits operation.paused."],
+  "operationLifecycle.resume": ["Resume an operation", "Opens a time entry again; emits operation.resumed."],
+  "operationLifecycle.complete": ["Complete an operation", "Closes running time entries, sets 100 %; rolls the part up; emits operation.completed."],
+  "batchLifecycle.start": ["Start a batch", "Starts its operations and opens one time entry per operation."],
+  "batchLifecycle.stop": ["Stop a batch", "Completes its operations and shares the tracked time out (spec 3.3)."],
+  "batchLifecycle.addOperations": ["Add operations to a batch", "Operations of the tenant, each in one batch at a time."],
+  "webhooks.test": ["Send a test delivery", "Delivers a `webhook.test` event to the webhook now and answers the attempt."],
+  "webhookLogs.redeliver": ["Redeliver a delivery", "Schedules the logged delivery again with the same body."],
+  "dashboard.stats": ["Dashboard counts", "Jobs, parts and operations by status and the open issues, in one statement."],
+  "quantities.create": ["Record good, scrap and rework", "Against an operation; scrap needs an active scrap reason. The operation's and part's running totals are sums of these entries."],
+  "downtime.create": ["Record downtime of a cell", "Open-ended (no end_time) while it lasts; emits downtime.started (and downtime.ended when closed)."],
+  "partImages.create": ["Attach an uploaded image to a part", "The storage_key of an upload of the tenant's (POST /api-upload-url, then PUT the file)."],
+  "templates.apply": ["Apply a template to an operation", "Copies the template's items into the operation's substeps, in one statement, with step.added each."],
+  "oee.report": ["OEE report", "Availability, performance, quality and OEE by day, shift or cell, with their inputs (docs/DECISIONS.md)."],
+  "uploads.create": ["Get a signed upload URL", "A short-lived URL to PUT one image file to (HMAC-signed method, key, content type, size and expiry)."],
+  "export.run": ["Export the tenant's data", "JSON (streamed) or CSV of one entity; admins' session tokens only."],
+  "monthlyReset.run": ["Run the monthly reset", "Resets every active tenant's monthly parts count; for cron (`x-cron-secret`) or the service key."]
+}
+
+const VERB: Readonly<Record<string, (singular: string, plural: string) => readonly [string, string]>> = {
+  list: (s, p) => [`List ${p}, or read one`, `A page of ${p} with filters, sort and pagination; with \`?id=\`, one ${s} (404 unknown, 403 another tenant's).`],
+  create: (s) => [`Create a ${s}`, `201 with the ${s} as stored. References must be records of the caller's tenant (422 FK_CONSTRAINT).`],
+  update: (s) => [`Update a ${s}`, `PATCH \`?id=\`: only the fields given change; \`If-Match\` makes it conditional (412).`],
+  remove: (s) => [`Delete a ${s}`, `DELETE \`?id=\`: \`{id, deleted: true}\`; 409 while other records still reference it.`],
+  sync: (s) => [`Upsert a ${s} by external key`, `PUT sync by (external_source, external_id): 201 created, 200 updated or unchanged.`],
+  bulkSync: (s, p) => [`Upsert up to 1,000 ${p} by external key`, `One result per record (created, updated, unchanged or error); the rest are kept when one fails.`]
+}
+
+const words = (name: string) => name.replace(/([A-Z])/g, " $1").toLowerCase().replace(/^\s+/, "")
+
+/** A summary and description for any endpoint: the table's, else one by its verb and group. */
+const describe = (group: string, name: string, method: string, path: string): readonly [string, string] => {
+  const known = SUMMARIES[`${group}.${name}`]
+  if (known !== undefined) return known
+  const plural = words(group)
+  const singular = plural.replace(/ies$/, "y").replace(/(s|es)$/, "").replace(/statu$/, "status")
+  const verb = VERB[name]
+  if (verb !== undefined) return verb(singular, plural)
+  return [`${words(name)[0]!.toUpperCase()}${words(name).slice(1)} (${plural})`, `${method.toUpperCase()} ${path}`]
+}
+
+/** The schemes of the credentials mes takes (spec 5). */
+const SECURITY_SCHEMES = {
+  apiKey: { type: "http", scheme: "bearer", description: "An API key of the tenant: `Authorization: Bearer svc_live_…` (or `svc_test_…`)." },
+  apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key of the tenant in `X-API-Key`." },
+  sessionToken: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A signed-in user's session token (HS256 with MES_JWT_SECRET; `mes token issue`)." },
+  cronSecret: { type: "apiKey", in: "header", name: "x-cron-secret", description: "The CRON_SECRET of the deployment (the monthly task)." },
+  serviceKey: { type: "http", scheme: "bearer", description: "The SERVICE_ROLE_KEY of the deployment (service-level callers)." }
+} as const
+
+const SECURITY: Readonly<Record<Access, ReadonlyArray<Record<string, ReadonlyArray<string>>>>> = {
+  key: [{ apiKey: [] }, { apiKeyHeader: [] }],
+  admin: [{ sessionToken: [] }],
+  keyOrAdmin: [{ apiKey: [] }, { apiKeyHeader: [] }, { sessionToken: [] }],
+  cron: [{ cronSecret: [] }, { serviceKey: [] }]
+}
+
+/** Request examples, from the README's walk-through. */
+const EXAMPLES: Readonly<Record<string, unknown>> = {
+  "jobs.create": {
+    job_number: "J-1001", customer: "Globex", due_date: "2026-12-15", priority: 2,
+    parts: [
+      { part_number: "BRACKET", quantity: 40, material: "S355", operations: [{ operation_name: "Laser cut", sequence: 1, cell_name: "Laser 1", estimated_time_minutes: 25 }, { operation_name: "Deburr", sequence: 2 }] },
+      { part_number: "FRAME", quantity: 4, parent_part_number: "BRACKET", operations: [{ operation_name: "Weld", sequence: 1 }] }
+    ]
+  },
+  "jobs.sync": { external_id: "SO-77", external_source: "erp", job_number: "J-1002", parts: [{ external_id: "SO-77-1", part_number: "PLATE", quantity: 10 }] },
+  "cells.create": { name: "Laser 1" },
+  "profiles.create": { display_name: "Olga" },
+  "quantities.create": { operation_id: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6a", good: 8, scrap: 1, scrap_reason_id: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6b" },
+  "uploads.create": { content_type: "image/jpeg" },
+  "apiKeys.create": { name: "ERP", environment: "live" }
+}
+
+/** `{anyOf: [x]}` is `x` (the schema generator writes one-member unions for single literals). */
+const flattenSingleAnyOf = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(flattenSingleAnyOf)
+  if (node === null || typeof node !== "object") return node
+  const o = node as Record<string, unknown>
+  if (Array.isArray(o.anyOf) && o.anyOf.length === 1 && Object.keys(o).length === 1) return flattenSingleAnyOf(o.anyOf[0])
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, flattenSingleAnyOf(v)]))
+}
+
+/** The transform of the generated document (OpenApi.Transform). */
+export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
+  const out = flattenSingleAnyOf(spec) as Record<string, any>
+  out.servers = [{ url: "/", description: "The server this document came from (paths carry /functions/v1; `mes serve` listens on 8787)" }]
+  out.components = { ...out.components, securitySchemes: SECURITY_SCHEMES }
+  out.tags = (out.tags ?? []).map((t: { name: string }) => ({ ...t, description: TAGS[t.name] ?? `Endpoints of ${words(t.name)}.` }))
+  for (const [path, item] of Object.entries(out.paths ?? {}) as Array<[string, Record<string, any>]>) {
+    for (const [method, op] of Object.entries(item)) {
+      if (typeof op !== "object" || op === null || typeof op.operationId !== "string") continue
+      const [group, name] = op.operationId.split(".") as [string, string]
+      const [summary, description] = describe(group, name, method, path)
+      op.summary ??= summary
+      op.description ??= description
+      op.security = SECURITY[accessOf[op.operationId] ?? "key"]
+      const example = EXAMPLES[op.operationId]
+      const json = op.requestBody?.content?.["application/json"]
+      if (example !== undefined && json !== undefined) json.example = example
+    }
+  }
+  return out
+}

@@ -1,0 +1,76 @@
+// The OpenAPI document the server serves passes `redocly lint` with the recommended rules (issue 13 item 4):
+// a summary and description on every operation, tags with descriptions, servers, security schemes, the error
+// envelope on every error response, request examples that match their schemas.
+import { execFile } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Harness, startServer } from "./harness.ts"
+
+const REDOCLY = fileURLToPath(new URL("../node_modules/.bin/redocly", import.meta.url))
+/** Warnings we accept, each with its reason. */
+const ACCEPTED_WARNINGS: Readonly<Record<string, string>> = {
+  // the project has not chosen a license yet; the document does not invent one
+  "info-license": "no license chosen"
+}
+
+let h: Harness
+let spec: Record<string, any>
+beforeAll(async () => {
+  h = await startServer()
+  spec = await (await fetch(`${h.url}/openapi.json`)).json() as Record<string, any>
+})
+afterAll(() => h.close())
+
+const lint = (file: string) =>
+  new Promise<{ problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }> }>((resolve, reject) =>
+    execFile(REDOCLY, ["lint", file, "--extends=recommended", "--format=json", "--max-problems=1000"], {
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024
+    }, (error, stdout) => {
+      // lint exits 1 when it finds errors; the JSON report is on stdout either way
+      try {
+        resolve(JSON.parse(stdout))
+      } catch {
+        reject(error ?? new Error(`redocly printed no report: ${stdout.slice(0, 500)}`))
+      }
+    }))
+
+describe("the OpenAPI document", () => {
+  it("passes redocly lint (recommended): no errors, no warnings but the accepted ones", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "mes-openapi-")), "openapi.json")
+    writeFileSync(file, JSON.stringify(spec))
+    const { problems } = await lint(file)
+    const describe = (p: (typeof problems)[number]) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`
+    expect(problems.filter((p) => p.severity === "error").map(describe)).toEqual([])
+    expect(problems.filter((p) => p.severity !== "error" && ACCEPTED_WARNINGS[p.ruleId] === undefined).map(describe)).toEqual([])
+  }, 180_000)
+
+  it("says how every operation authenticates, and documents every error response with the envelope", () => {
+    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["apiKey", "apiKeyHeader", "cronSecret", "serviceKey", "sessionToken"])
+    const ops = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item))
+    expect(ops.length).toBeGreaterThan(100)
+    for (const op of ops) {
+      expect(op.summary, op.operationId).toEqual(expect.any(String))
+      expect(op.description, op.operationId).toEqual(expect.any(String))
+      expect(op.security?.length, op.operationId).toBeGreaterThan(0)
+      expect(op.responses["401"], `${op.operationId} 401`).toBeDefined()
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        if (Number(status) >= 400) expect(response.content?.["application/json"]?.schema, `${op.operationId} ${status}`).toBeDefined()
+      }
+    }
+    expect(spec.paths["/functions/v1/api-export"].get.security).toEqual([{ sessionToken: [] }])
+    expect(spec.paths["/functions/v1/monthly-reset-cron"].post.security).toEqual([{ cronSecret: [] }, { serviceKey: [] }])
+    expect(spec.paths["/functions/v1/api-jobs"].post.requestBody.content["application/json"].example.job_number).toBe("J-1001")
+    expect(spec.tags.every((t: any) => typeof t.description === "string" && t.description.length > 0)).toBe(true)
+  })
+
+  it("the docs page embeds the same document and loads nothing from a CDN", async () => {
+    const html = await (await fetch(`${h.url}/docs`)).text()
+    expect(html).toContain("Create a job with its parts and operations")
+    expect(html).not.toMatch(/<script[^>]+src="https?:\/\//)
+  })
+})
