@@ -17,6 +17,6 @@ if (typeof (Map as any).groupBy !== "function") {
 
 export default defineConfig({
   test: {
-    projects: ["packages/*"]
+    projects: ["packages/*", "examples/*/vitest.config.ts"]
   }
 })
