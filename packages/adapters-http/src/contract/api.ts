@@ -75,6 +75,19 @@ import { webhookListSpec, webhookLogListSpec, WebhookLogsGroup, WebhooksGroup } 
 
 export const BASE_PATH = "/functions/v1"
 
+// the error classes of the definition, for clients (packages/client) that catch them by class
+export {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PreconditionFailedError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  ValidationError
+} from "./envelope.ts"
+
 
 const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated", "unchanged"]), id: Schema.String, external_id: Schema.String }))
 const BulkSyncResult = okEnvelope(Schema.Struct({
