@@ -10,6 +10,8 @@ import { PartImages, Storage, type Tenants } from "@mes/domain"
 import { partImageHandlersOf } from "./handlers/api-part-images.ts"
 import { localDiskStorage, STORAGE_PATH, StorageOptionsConfig } from "./storage/local-disk.ts"
 import { BASE_PATH } from "./contract/api.ts"
+import { RPC_PATH } from "./rpc/group.ts"
+import { rpcHttpHandler } from "./rpc/server.ts"
 import { adminHandlers } from "./handlers/api-admin.ts"
 import { batchHandlers } from "./handlers/api-batches.ts"
 import { cellHandlers } from "./handlers/api-cells.ts"
@@ -56,7 +58,15 @@ const apiRoutes = (options?: Partial<ServerOptions>) =>
       ...(yield* allHandlers),
       ...(yield* partImageHandlersOf(files).pipe(Effect.provide(PartImages.layer), Effect.provideService(Storage, files.storage)))
     }
-    return { config, api: routes(handlers, config, [{ path: `${BASE_PATH}${STORAGE_PATH}*`, handler: files.serve }]) }
+    // Effect RPC of the domain's use cases (JSON over POST), API keys as for REST
+    const rpc = yield* rpcHttpHandler
+    return {
+      config,
+      api: routes(handlers, config, [
+        { path: `${BASE_PATH}${STORAGE_PATH}*`, handler: files.serve },
+        { path: `${BASE_PATH}${RPC_PATH}`, methods: ["POST"], handler: rpc }
+      ])
+    }
   })
 
 /** The REST API as router routes (mount into your own HttpRouter, or serve with `HttpServerLive`). */

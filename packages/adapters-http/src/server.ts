@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
@@ -210,7 +211,12 @@ export const routes = <R>(
   handlers: Handlers<R>,
   options: ServerOptions,
   /** Routes outside the API definition that answer on their own (the signed storage URLs), by path pattern. */
-  raw: ReadonlyArray<{ readonly path: `/${string}`; readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> }> = []
+  raw: ReadonlyArray<{
+    readonly path: `/${string}`
+    /** Default: every method (the route answers the others itself). */
+    readonly methods?: ReadonlyArray<(typeof METHODS)[number]>
+    readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>
+  }> = []
 ) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const authenticate = authenticator(yield* Tenants, options)
@@ -372,7 +378,13 @@ export const routes = <R>(
           : report.migrations !== "ok"
           ? unavailable("Not ready: database migrations are pending (run `mes migrate`)")
           : json(200, { success: true, data: { status: "ready", ...report } })))
-    for (const r of raw) for (const method of METHODS) yield* router.add(method, r.path, r.handler)
+    for (const r of raw) {
+      for (const method of METHODS) {
+        yield* router.add(method, r.path, r.methods === undefined || r.methods.includes(method)
+          ? r.handler
+          : Effect.succeed(fail(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed; this endpoint supports ${r.methods.join(", ")}`)))
+      }
+    }
     yield* router.add("OPTIONS", "*", Effect.succeed(json(200, { success: true, data: {} })))
     const notFound = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest

@@ -9,6 +9,10 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
+import { RpcClient, RpcSerialization } from "effect/rpc"
+import { MesRpcs } from "@mes/adapters-http/rpc"
+
+export { MesRpcError, MesRpcs } from "@mes/adapters-http/rpc"
 import { Api } from "@mes/adapters-http/contract"
 
 export {
@@ -110,3 +114,21 @@ export const createMesClient = (o: MesClientOptions): MesPromiseClient & { reado
 }
 
 export type { RawClient as MesRawClient }
+
+/**
+ * The Effect RPC client of `/functions/v1/rpc` (the domain's use cases: CreateJob, GetJob, ListJobs, MoveJob,
+ * MoveOperation, CreateTimeEntry, CreateIssue), failing with `MesRpcError` (the REST API's code, status, details).
+ * Scoped: the client lives as long as the scope it is made in.
+ */
+export const makeMesRpcClient = (o: MesClientOptions) =>
+  RpcClient.make(MesRpcs).pipe(
+    Effect.provide(
+      Layer.mergeAll(
+        RpcClient.layerProtocolHttp({
+          url: `${o.baseUrl.replace(/\/functions\/v1\/?$/, "").replace(/\/$/, "")}/functions/v1/rpc`,
+          transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(o.apiKey))
+        }),
+        RpcSerialization.layerJson
+      ).pipe(Layer.provide(FetchHttpClient.layer), Layer.provideMerge(RpcSerialization.layerJson))
+    )
+  )

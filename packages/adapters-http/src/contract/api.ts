@@ -87,6 +87,7 @@ export {
   UnauthorizedError,
   ValidationError
 } from "./envelope.ts"
+export { ResetFailedError } from "./api-admin.ts"
 
 
 const SyncResult = okEnvelope(Schema.Struct({ action: Schema.Literals(["created", "updated", "unchanged"]), id: Schema.String, external_id: Schema.String }))

@@ -1,0 +1,58 @@
+// The RPC group's server (issue 13 item 2b): each call authenticated with an API key (MesRpcAuth), run as the
+// key's tenant by the same domain services the REST handlers use; domain errors become MesRpcError with the
+// REST API's code, status and details. Served at /functions/v1/rpc (JSON over HTTP POST) by `mes serve`.
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { RpcSerialization, RpcServer } from "effect/rpc"
+import { CurrentTenant, type DomainError, encodeJson, Issues, Jobs, Operations, Tenants, TimeEntries } from "@mes/domain"
+import { credentialsOf } from "../auth.ts"
+import { fromDomainError } from "../errors.ts"
+import { MesRpcAuth, MesRpcError, MesRpcs } from "./group.ts"
+
+const toRpcError = (e: DomainError) => {
+  const { error } = fromDomainError(e)
+  return new MesRpcError({
+    code: error.code,
+    statusCode: error.statusCode,
+    message: error.message,
+    ...(error.details !== undefined ? { details: error.details } : {})
+  })
+}
+
+/** A value as the REST API would write it (JSON text built by the database included), as plain data. */
+const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value)))
+
+const AuthLive = Layer.effect(MesRpcAuth, Effect.gen(function*() {
+  const tenants = yield* Tenants
+  return MesRpcAuth.of((effect, { headers }) => {
+    const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
+    const key = c.bearer ?? c.apiKey
+    if (key === undefined) return Effect.fail(new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" }))
+    return tenants.authenticate(key).pipe(
+      Effect.mapError(() => new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" })),
+      Effect.flatMap((k) => Effect.provideService(effect, CurrentTenant, { id: k.tenantId, plan: k.plan, via: "api_key" }))
+    )
+  })
+}))
+
+const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
+  const jobs = yield* Jobs
+  const operations = yield* Operations
+  const timeEntries = yield* TimeEntries
+  const issues = yield* Issues
+  const run = <A>(effect: Effect.Effect<A, DomainError, CurrentTenant>) => effect.pipe(Effect.map(plain), Effect.mapError(toRpcError))
+  return {
+    CreateJob: ({ job }) => run(jobs.create(job)),
+    GetJob: ({ id }) => run(jobs.get(id)),
+    ListJobs: ({ query }) => run(Effect.map(jobs.list(query), (page) => ({ jobs: page.rows, pagination: { limit: page.limit, offset: page.offset, total: page.total } }))),
+    MoveJob: ({ action, id }) => run(jobs.transition(id, action)),
+    MoveOperation: ({ action, id, user_id }) => run(operations.transition(id, action, user_id)),
+    CreateTimeEntry: ({ entry }) => run(timeEntries.create(entry)),
+    CreateIssue: ({ issue }) => run(issues.create(issue))
+  }
+}))
+
+/** The HTTP handler of the RPC endpoint (to register as a route); needs the domain services. */
+export const rpcHttpHandler = RpcServer.toHttpEffect(MesRpcs).pipe(
+  Effect.provide(Layer.mergeAll(HandlersLive, AuthLive, RpcSerialization.layerJson))
+)
