@@ -15,17 +15,8 @@ import { MesRpcs } from "@mes/adapters-http/rpc"
 export { MesRpcError, MesRpcs } from "@mes/adapters-http/rpc"
 import { Api } from "@mes/adapters-http/contract"
 
-export {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  PreconditionFailedError,
-  RateLimitError,
-  ServiceUnavailableError,
-  UnauthorizedError,
-  ValidationError
-} from "@mes/adapters-http/contract"
+// the definition itself and its error classes (NotFoundError, ValidationError, …), to catch by class
+export * from "@mes/adapters-http/contract"
 
 export interface MesClientOptions {
   /** The API's base URL, e.g. http://127.0.0.1:8787 (the paths carry /functions/v1). */
