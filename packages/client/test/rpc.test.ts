@@ -62,3 +62,24 @@ describe("Effect RPC at /functions/v1/rpc", () => {
     expect((await fetch(`${h.url}/rpc`)).status).toBe(405)
   })
 })
+
+describe("Effect RPC in cloud mode", () => {
+  it("counts every call against the plan's daily limit like a REST request: past it, 429 RATE_LIMIT_EXCEEDED", async () => {
+    const cloud = await startServer({ env: { MES_DEPLOYMENT: "cloud" } })
+    try {
+      const { key: freeKey } = await cloud.as("RPC free plan")
+      const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const rpc = yield* makeMesRpcClient({ baseUrl: cloud.url, apiKey: freeKey })
+        // the free plan admits 100 requests a day: 100 calls pass, the 101st is refused
+        for (let i = 0; i < 100; i++) yield* rpc.ListJobs({ query: { limit: "1" } })
+        return yield* Effect.flip(rpc.ListJobs({ query: { limit: "1" } }))
+      })))
+      expect(outcome).toMatchObject({ code: "RATE_LIMIT_EXCEEDED", statusCode: 429 })
+      // REST shares the same count
+      const rest = await fetch(`${cloud.url}/api-jobs`, { headers: { authorization: `Bearer ${freeKey}` } })
+      expect(rest.status).toBe(429)
+    } finally {
+      await cloud.close()
+    }
+  })
+})

@@ -4,7 +4,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
-import { CurrentTenant, type DomainError, encodeJson, Issues, Jobs, Operations, Tenants, TimeEntries } from "@mes/domain"
+import * as Option from "effect/Option"
+import { CurrentTenant, type DomainError, encodeJson, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
 import { MesRpcAuth, MesRpcError, MesRpcs } from "./group.ts"
@@ -22,14 +23,18 @@ const toRpcError = (e: DomainError) => {
 /** A value as the REST API would write it (JSON text built by the database included), as plain data. */
 const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value)))
 
+/** Each call: the key's tenant, counted against its plan's daily limit like a REST request (cloud mode). */
 const AuthLive = Layer.effect(MesRpcAuth, Effect.gen(function*() {
   const tenants = yield* Tenants
+  const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
+  const unauthorized = new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" })
   return MesRpcAuth.of((effect, { headers }) => {
     const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
     const key = c.bearer ?? c.apiKey
-    if (key === undefined) return Effect.fail(new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" }))
+    if (key === undefined) return Effect.fail(unauthorized)
     return tenants.authenticate(key).pipe(
-      Effect.mapError(() => new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" })),
+      Effect.mapError(() => unauthorized),
+      Effect.tap((k) => rateLimits.admit({ id: k.tenantId, plan: k.plan }).pipe(Effect.mapError(toRpcError))),
       Effect.flatMap((k) => Effect.provideService(effect, CurrentTenant, { id: k.tenantId, plan: k.plan, via: "api_key" }))
     )
   })
