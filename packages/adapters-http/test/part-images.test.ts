@@ -1,10 +1,12 @@
 // Uploads and part images (issue 12 item 5): signed upload URLs served by mes itself, images attached to parts
 // and served back through signed GET URLs, and every way a URL or an upload can be wrong.
-import { existsSync, mkdtempSync, readdirSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { localDiskStorage } from "../src/storage/local-disk.ts"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 4])
@@ -191,5 +193,118 @@ describe("/api-parts-images", () => {
     expectError(await api.delete(`/api-parts-images?id=${theirImage.id}`), 403, "FORBIDDEN")
     expect(existsSync(join(dir, theirs.key))).toBe(true)
     expectDetail(await api.post("/api-parts-images", { part_id: part, storage_key: "../../etc/passwd" }), "storage_key", "FK_CONSTRAINT")
+  })
+})
+
+/** A PUT with a chunked body (no Content-Length), so only reading the stream can find it too large. */
+const chunkedPut = (url: string, contentType: string, chunks: ReadonlyArray<Uint8Array>) =>
+  new Promise<number>((resolve, reject) => {
+    const u = new URL(h.url)
+    const req = httpRequest({ host: u.hostname, port: u.port, path: url, method: "PUT", headers: { "content-type": contentType } }, (res) => {
+      res.resume()
+      resolve(res.statusCode!)
+    })
+    req.on("error", reject)
+    for (const c of chunks) req.write(c)
+    req.end()
+  })
+
+describe("more ways an upload or an attachment can be wrong", () => {
+  it("a download URL does not upload: PUT to it is 403 and the file stays as it was", async () => {
+    const u = await upload()
+    const image = (await api.post("/api-parts-images", { part_id: part, storage_key: u.key })).body.data.part_image
+    const jpegOverPng = await put(image.url, JPEG, "image/png")
+    expect(jpegOverPng.status).toBe(403)
+    expect((await put(`${image.url}&content_type=image%2Fpng&max_bytes=1000`, PNG, "image/png")).status).toBe(403)
+    expect(new Uint8Array(await (await fetch(origin + image.url)).arrayBuffer())).toEqual(PNG)
+  })
+
+  it("a URL without its signature or expiry is 403; methods other than PUT and GET are 405", async () => {
+    const { upload_url: url } = (await api.post("/api-upload-url", { content_type: "image/png" })).body.data
+    expect((await put(url.replace(/&signature=[0-9a-f]+/, ""), PNG, "image/png")).status).toBe(403)
+    expect((await put(url.replace(/signature=[0-9a-f]+/, "signature=xyz"), PNG, "image/png")).status).toBe(403)
+    expect((await put(url.replace(/expires=\d+&/, ""), PNG, "image/png")).status).toBe(403)
+    const del = await fetch(origin + url, { method: "DELETE" })
+    expect(del.status).toBe(405)
+    expect(((await del.json()) as any).error.code).toBe("METHOD_NOT_ALLOWED")
+    expect((await fetch(origin + url, { method: "PATCH", body: PNG })).status).toBe(405)
+    // the URL still works after all that
+    expect((await put(url, PNG, "image/png")).status).toBe(201)
+  })
+
+  it("a chunked body over the limit is 413 while it is read, and an empty body is 415; nothing is written", async () => {
+    const before = readdirSync(join(dir, tenantId)).length
+    const u = (await api.post("/api-upload-url", { content_type: "image/png", size_bytes: 30 })).body.data
+    expect(await chunkedPut(u.upload_url, "image/png", [PNG, PNG])).toBe(413)
+    expect(await chunkedPut(u.upload_url, "image/png", [])).toBe(415)
+    expect(readdirSync(join(dir, tenantId)).length).toBe(before)
+    expect(await chunkedPut(u.upload_url, "image/png", [PNG.subarray(0, 8), PNG.subarray(8)])).toBe(201)
+    expect(existsSync(join(dir, u.key))).toBe(true)
+  })
+
+  it("POST /api-upload-url: 405 for other methods, 400 for a body that is not JSON, 422 for bad sizes", async () => {
+    expectError(await api.get("/api-upload-url"), 405, "METHOD_NOT_ALLOWED")
+    expectError(await api.post("/api-upload-url", undefined, { raw: "{not json" }), 400, "BAD_REQUEST")
+    expectDetail(await api.post("/api-upload-url", { content_type: "image/png", size_bytes: 0 }), "size_bytes", "MIN_VALUE")
+    expectDetail(await api.post("/api-upload-url", { content_type: 42 }), "content_type", "ENUM_CONSTRAINT")
+    const ok = await api.post("/api-upload-url", { content_type: "image/webp", file_name: "x.webp" })
+    expect(ok.body.data.key).toMatch(/\.webp$/)
+    expect((await api.post("/api-upload-url", { content_type: "image/gif" })).body.data.key).toMatch(/\.gif$/)
+  })
+
+  it("POST /api-parts-images: 422 for missing or mistyped fields and an unknown part, 400 for a body that is not JSON", async () => {
+    const u = await upload()
+    const missing = await api.post("/api-parts-images", {})
+    expectDetail(missing, "part_id", "NOT_NULL")
+    expectDetail(missing, "storage_key", "NOT_NULL")
+    expectDetail(await api.post("/api-parts-images", { part_id: part, storage_key: u.key, is_primary: "yes" }), "is_primary", "TYPE_MISMATCH")
+    expectDetail(await api.post("/api-parts-images", { part_id: "00000000-0000-4000-8000-000000000000", storage_key: u.key }), "part_id", "FK_CONSTRAINT")
+    expectError(await api.post("/api-parts-images", undefined, { raw: "[" }), 400, "BAD_REQUEST")
+    // none of those attached it
+    const image = await api.post("/api-parts-images", { part_id: part, storage_key: u.key, is_primary: false, caption: null })
+    expect(image.status).toBe(201)
+    expect(image.body.data.part_image).toMatchObject({ is_primary: false, caption: null, file_name: null })
+  })
+
+  it("PATCH clears caption and file name, and can leave a part without a primary image; list filters are checked", async () => {
+    const u = await upload()
+    const job = (await api.post("/api-jobs", nestedJob("IMG-PATCH"))).body.data
+    const p = job.parts[0].part_id
+    const image = (await api.post("/api-parts-images", { part_id: p, storage_key: u.key, caption: "c", file_name: "f.png" })).body.data.part_image
+    expect(image.is_primary).toBe(true)
+    const patched = (await api.patch(`/api-parts-images?id=${image.id}`, { caption: null, file_name: null, is_primary: false })).body.data.part_image
+    expect(patched).toMatchObject({ caption: null, file_name: null, is_primary: false, storage_key: u.key })
+    expect((await api.get(`/api-parts-images?part_id=${p}&is_primary=true`)).body.data.part_images).toEqual([])
+    expectDetail(await api.patch(`/api-parts-images?id=${image.id}`, { is_primary: "no" }), "is_primary", "TYPE_MISMATCH")
+    expectError(await api.get("/api-parts-images?is_primary=maybe"), 400, "BAD_REQUEST")
+    expectError(await api.get("/api-parts-images?part_id=not-a-uuid"), 400, "BAD_REQUEST")
+    const sorted = (await api.get(`/api-parts-images?part_id=${part2}&sort=is_primary&order=desc`)).body.data.part_images
+    expect(sorted[0].is_primary).toBe(true)
+  })
+})
+
+describe("the URL signing key of a storage directory", () => {
+  it("is made once (64 hex digits, 0600) and shared: a URL one server signed works on another over the directory", async () => {
+    const shared = mkdtempSync(join(tmpdir(), "mes-storage-key-"))
+    const [one, two] = await Promise.all([0, 1].map(() => startServer({ env: { MES_STORAGE_DIR: shared } })))
+    try {
+      const key = readFileSync(join(shared, ".signing-key"), "utf8")
+      expect(key).toMatch(/^[0-9a-f]{64}$/)
+      expect(statSync(join(shared, ".signing-key")).mode & 0o777).toBe(0o600)
+      expect(readdirSync(shared)).toEqual([".signing-key"])
+      const u = (await (await one!.as("Key one")).api.post("/api-upload-url", { content_type: "image/png" })).body.data
+      const res = await fetch(new URL(two!.url).origin + u.upload_url, { method: "PUT", headers: { "content-type": "image/png" }, body: PNG })
+      expect(res.status).toBe(201)
+    } finally {
+      await Promise.all([one!.close(), two!.close()])
+    }
+  })
+
+  it("an unusable key file (empty, say) is refused at start rather than signing with it", async () => {
+    const broken = mkdtempSync(join(tmpdir(), "mes-storage-key-"))
+    writeFileSync(join(broken, ".signing-key"), "")
+    const options = { dir: broken, secret: undefined, maxBytes: 1000, urlTtl: Duration.minutes(1) }
+    expect(() => localDiskStorage(options, "/functions/v1")).toThrow(/signing key/)
+    expect(() => localDiskStorage({ ...options, secret: "configured" }, "/functions/v1")).not.toThrow()
   })
 })

@@ -2,8 +2,8 @@
 // a directory (MES_STORAGE_DIR), and the short-lived signed URLs mes itself serves to PUT and GET them. A URL's
 // HMAC-SHA256 signature covers its method, key, content type, size limit and expiry, so none can be changed.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -67,14 +67,33 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
   const root = resolve(o.dir)
   mkdirSync(root, { recursive: true, mode: 0o700 })
   const secret = o.secret ?? (() => {
-    // one key per directory: URLs survive restarts and work across processes sharing the directory
+    // one key per directory: URLs survive restarts and work across processes sharing the directory. It is
+    // written under a temporary name and linked into place (atomic, and refused when one is there already), so a
+    // process starting beside another never reads a half-written (empty) key, and the first one written wins.
     const file = join(root, ".signing-key")
-    try {
-      return readFileSync(file, "utf8").trim()
-    } catch {
-      writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" })
-      return readFileSync(file, "utf8").trim()
+    const read = () => {
+      try {
+        return readFileSync(file, "utf8").trim()
+      } catch {
+        return ""
+      }
     }
+    if (read() === "") {
+      const temporary = `${file}.${randomUUID()}`
+      writeFileSync(temporary, randomBytes(32).toString("hex"), { mode: 0o600 })
+      try {
+        linkSync(temporary, file)
+      } catch {
+        // another process linked its key first (or an unusable file is there: refused below)
+      } finally {
+        rmSync(temporary, { force: true })
+      }
+    }
+    const key = read()
+    if (!/^[0-9a-f]{64}$/.test(key)) {
+      throw new Error(`The URL signing key ${file} is not 64 hex digits: remove it (a new one is made) or set MES_STORAGE_SECRET`)
+    }
+    return key
   })()
   /** The file of a key mes made; undefined for anything else (no path of the client's reaches the disk). */
   const pathOf = (key: string) => {
@@ -177,7 +196,7 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
       }
       // written whole under a temporary name, then renamed: a file is never seen half-written
       yield* Effect.promise(async () => {
-        await mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 })
         const temporary = `${path}.${randomUUID()}.part`
         await writeFile(temporary, body, { mode: 0o600 })
         await rename(temporary, path)
