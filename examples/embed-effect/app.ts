@@ -8,7 +8,7 @@ import { ApiRoutes } from "@mes/adapters-http"
 import { AppLive } from "@mes/cli"
 import { CurrentTenant, Jobs, Operations, Tenants } from "@mes/domain"
 
-/** Your own routes: here one that reads mes's domain directly. */
+/** Your own routes, served by the same router as mes's (AppLive provides mes's services to them too). */
 const MyRoutes = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add("GET", "/hello", Effect.succeed(HttpServerResponse.text("hello from my Effect app\n")))
 }))

@@ -10,13 +10,22 @@ const here = fileURLToPath(new URL("..", import.meta.url))
 const MES = fileURLToPath(new URL("../../../packages/cli/bin/mes.js", import.meta.url))
 const env = { ...process.env, MES_DATA_DIR: join(mkdtempSync(join(tmpdir(), "embed-node-")), "data"), PORT: "0", DATABASE_URL: process.env.DATABASE_URL ?? "" }
 let child: ChildProcess | undefined
-afterAll(() => child?.kill("SIGKILL"))
+let database: string | undefined
+afterAll(async () => {
+  if (child !== undefined && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once("exit", resolve))
+    child.kill("SIGTERM")
+    await exited
+  }
+  if (database !== undefined) execFileSync("psql", [process.env.DATABASE_URL!, "-qc", `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`])
+})
 
 it("serves its own routes and mes under /mes", async () => {
   if (env.DATABASE_URL !== "") {
     // a database of its own on the PostgreSQL server
     const name = `embed_node_${Date.now().toString(36)}`
     execFileSync("psql", [env.DATABASE_URL, "-qc", `CREATE DATABASE ${name}`])
+    database = name
     const u = new URL(env.DATABASE_URL)
     u.pathname = `/${name}`
     env.DATABASE_URL = u.toString()
