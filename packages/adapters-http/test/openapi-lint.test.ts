@@ -51,20 +51,38 @@ describe("the OpenAPI document", () => {
 
   it("says how every operation authenticates, and documents every error response with the envelope", () => {
     expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["apiKey", "apiKeyHeader", "cronSecret", "serviceKey", "sessionToken"])
-    const ops = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item))
+    const ops = Object.entries(spec.paths as Record<string, Record<string, any>>)
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
     expect(ops.length).toBeGreaterThan(100)
-    for (const op of ops) {
-      expect(op.summary, op.operationId).toEqual(expect.any(String))
-      expect(op.description, op.operationId).toEqual(expect.any(String))
-      expect(op.security?.length, op.operationId).toBeGreaterThan(0)
-      expect(op.responses["401"], `${op.operationId} 401`).toBeDefined()
+    const API_ERRORS = ["400", "401", "403", "404", "409", "422", "429", "503"]
+    for (const { path, method, op } of ops) {
+      const id = op.operationId
+      expect(op.summary, id).toEqual(expect.any(String))
+      expect(op.description, id).toEqual(expect.any(String))
+      // the bare fallback of contract/openapi.ts `describe`: the endpoint needs an entry in its SUMMARIES
+      expect(op.description, `${id}: add a summary and description to SUMMARIES in contract/openapi.ts`).not.toBe(`${method.toUpperCase()} ${path}`)
+      expect(op.summary, id).not.toMatch(/ a [aeiou]/i)
+      expect(op.security?.length, id).toBeGreaterThan(0)
+      const statuses = Object.keys(op.responses)
+      expect(statuses, id).toEqual(expect.arrayContaining(id === "monthlyReset.run" ? ["400", "401", "500"] : API_ERRORS))
+      if (method === "patch") expect(statuses, id).toContain("412")
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
-        if (Number(status) >= 400) expect(response.content?.["application/json"]?.schema, `${op.operationId} ${status}`).toBeDefined()
+        if (Number(status) < 400) continue
+        // the error envelope, and what the status means
+        const schema = response.content?.["application/json"]?.schema
+        const envelope = schema?.$ref === undefined ? schema : spec.components.schemas[schema.$ref.replace("#/components/schemas/", "")]
+        expect(envelope?.properties?.success, `${id} ${status}`).toEqual({ type: "boolean", enum: [false] })
+        expect(envelope?.properties?.error?.required, `${id} ${status}`).toEqual(expect.arrayContaining(["code", "message"]))
+        expect(response.description, `${id} ${status}`).toMatch(/^[A-Z_]+( or [A-Z_]+)?: /)
+        if (status === "429" || status === "503") expect(response.headers?.["Retry-After"], `${id} ${status}`).toBeDefined()
       }
     }
     expect(spec.paths["/functions/v1/api-export"].get.security).toEqual([{ sessionToken: [] }])
     expect(spec.paths["/functions/v1/monthly-reset-cron"].post.security).toEqual([{ cronSecret: [] }, { serviceKey: [] }])
     expect(spec.paths["/functions/v1/api-jobs"].post.requestBody.content["application/json"].example.job_number).toBe("J-1001")
+    expect(spec.paths["/functions/v1/api-resources"].post.summary).toBe("Create a resource")
+    expect(spec.paths["/functions/v1/api-key-generate"].post.summary).toBe("Create an API key")
+    expect(spec.servers.map((s: { url: string }) => s.url)).toEqual(["/"])
     expect(spec.tags.every((t: any) => typeof t.description === "string" && t.description.length > 0)).toBe(true)
   })
 
@@ -72,5 +90,9 @@ describe("the OpenAPI document", () => {
     const html = await (await fetch(`${h.url}/docs`)).text()
     expect(html).toContain("Create a job with its parts and operations")
     expect(html).not.toMatch(/<script[^>]+src="https?:\/\//)
+    expect(html).not.toMatch(/<link[^>]+href="https?:\/\//)
+    // Scalar's default fonts come from fonts.scalar.com, and a proxy would send "try it" requests elsewhere
+    expect(html).toContain(`"withDefaultFonts":false`)
+    expect(html).not.toMatch(/proxyUrl\s*["']?\s*:\s*["']https?:/)
   })
 })

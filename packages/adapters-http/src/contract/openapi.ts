@@ -73,30 +73,69 @@ const SUMMARIES: Readonly<Record<string, readonly [summary: string, description:
   "oee.report": ["OEE report", "Availability, performance, quality and OEE by day, shift or cell, with their inputs (docs/DECISIONS.md)."],
   "uploads.create": ["Get a signed upload URL", "A short-lived URL to PUT one image file to (HMAC-signed method, key, content type, size and expiry)."],
   "export.run": ["Export the tenant's data", "JSON (streamed) or CSV of one entity; admins' session tokens only."],
-  "monthlyReset.run": ["Run the monthly reset", "Resets every active tenant's monthly parts count; for cron (`x-cron-secret`) or the service key."]
+  "monthlyReset.run": ["Run the monthly reset", "Resets every active tenant's monthly parts count; for cron (`x-cron-secret`) or the service key."],
+  "erpSync.sync": ["Apply an ERP snapshot", "`{cells, resources, jobs, parts, operations}` upserted by external key in dependency order; one result per record (created, updated, unchanged, skipped or error). Recorded as a run of the source."],
+  "erpSync.diff": ["Preview an ERP snapshot", "The same body as sync: what sync would do, record by record with the changed fields; writes nothing."],
+  "erpSync.status": ["ERP sync status", "The last sync and the recent runs of each external source, with their counts."],
+  "erpSync.changes": ["Changes since a cursor", "Everything that happened on the floor since `since` (every event once, in order), a page at a time; `next_cursor` continues."]
+}
+
+/** Singular and plural words of groups that the rule in `nouns` gets wrong. */
+const NOUNS: Readonly<Record<string, readonly [singular: string, plural: string]>> = {
+  apiKeys: ["API key", "API keys"],
+  downtime: ["downtime record", "downtime records"],
+  quantities: ["quantity record", "quantity records"]
 }
 
 const VERB: Readonly<Record<string, (singular: string, plural: string) => readonly [string, string]>> = {
   list: (s, p) => [`List ${p}, or read one`, `A page of ${p} with filters, sort and pagination; with \`?id=\`, one ${s} (404 unknown, 403 another tenant's).`],
-  create: (s) => [`Create a ${s}`, `201 with the ${s} as stored. References must be records of the caller's tenant (422 FK_CONSTRAINT).`],
-  update: (s) => [`Update a ${s}`, `PATCH \`?id=\`: only the fields given change; \`If-Match\` makes it conditional (412).`],
-  remove: (s) => [`Delete a ${s}`, `DELETE \`?id=\`: \`{id, deleted: true}\`; 409 while other records still reference it.`],
-  sync: (s) => [`Upsert a ${s} by external key`, `PUT sync by (external_source, external_id): 201 created, 200 updated or unchanged.`],
+  create: (s) => [`Create ${article(s)}`, `201 with the ${s} as stored. References must be records of the caller's tenant (422 FK_CONSTRAINT).`],
+  update: (s) => [`Update ${article(s)}`, `PATCH \`?id=\`: only the fields given change; \`If-Match\` makes it conditional (412).`],
+  remove: (s) => [`Delete ${article(s)}`, `DELETE \`?id=\`: \`{id, deleted: true}\`; 409 while other records still reference it.`],
+  sync: (s) => [`Upsert ${article(s)} by external key`, `PUT sync by (external_source, external_id): 201 created, 200 updated or unchanged.`],
   bulkSync: (s, p) => [`Upsert up to 1,000 ${p} by external key`, `One result per record (created, updated, unchanged or error); the rest are kept when one fails.`]
 }
 
 const words = (name: string) => name.replace(/([A-Z])/g, " $1").toLowerCase().replace(/^\s+/, "")
 
-/** A summary and description for any endpoint: the table's, else one by its verb and group. */
+/** A group's records, singular and plural: `batches` → batch, `resources` → resource, `timeEntries` → time entry. */
+const nouns = (group: string): readonly [string, string] => {
+  const known = NOUNS[group]
+  if (known !== undefined) return known
+  const plural = words(group)
+  return [plural.replace(/ies$/, "y").replace(/(ch|sh|ss|x)es$/, "$1").replace(/s$/, ""), plural]
+}
+
+const article = (noun: string) => /^[aeiou]/i.test(noun) ? `an ${noun}` : `a ${noun}`
+
+/**
+ * A summary and description for any endpoint: the table's, else one by its verb and group. An endpoint that is
+ * neither gets a bare one (its name; "METHOD path"), which test/openapi-lint.test.ts refuses: add it to SUMMARIES.
+ */
 const describe = (group: string, name: string, method: string, path: string): readonly [string, string] => {
   const known = SUMMARIES[`${group}.${name}`]
   if (known !== undefined) return known
-  const plural = words(group)
-  const singular = plural.replace(/ies$/, "y").replace(/(s|es)$/, "").replace(/statu$/, "status")
+  const [singular, plural] = nouns(group)
   const verb = VERB[name]
   if (verb !== undefined) return verb(singular, plural)
   return [`${words(name)[0]!.toUpperCase()}${words(name).slice(1)} (${plural})`, `${method.toUpperCase()} ${path}`]
 }
+
+/** What each error status means; the body is the error envelope `{success: false, error: {code, message, …}}`. */
+const ERROR_RESPONSES: Readonly<Record<string, string>> = {
+  "400": "BAD_REQUEST: the body is not JSON (or nests too deep), or a header or query parameter is malformed.",
+  "401": "UNAUTHORIZED: the credentials are missing or invalid.",
+  "403": "FORBIDDEN: the record or a referenced one belongs to another tenant, or the caller lacks the role.",
+  "404": "NOT_FOUND: no such record.",
+  "409": "CONFLICT or INVALID_STATE_TRANSITION: the record is still referenced, the transition is not allowed, or a request with the same Idempotency-Key is still running.",
+  "412": "PRECONDITION_FAILED: `If-Match` names a version the record no longer has; nothing was written.",
+  "422": "VALIDATION_ERROR: `details` names each invalid field (constraint, value); also an Idempotency-Key reused with another request.",
+  "429": "RATE_LIMIT_EXCEEDED: the tenant's daily request limit (cloud plans); `Retry-After` says when to try again.",
+  "500": "INTERNAL_ERROR: the task failed.",
+  "503": "SERVICE_UNAVAILABLE: the database is unreachable or the request took too long; retry after `Retry-After` seconds."
+}
+
+const RETRY_AFTER = { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } }
 
 /** The schemes of the credentials mes takes (spec 5). */
 const SECURITY_SCHEMES = {
@@ -128,7 +167,10 @@ const EXAMPLES: Readonly<Record<string, unknown>> = {
   "profiles.create": { display_name: "Olga" },
   "quantities.create": { operation_id: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6a", good: 8, scrap: 1, scrap_reason_id: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6b" },
   "uploads.create": { content_type: "image/jpeg" },
-  "apiKeys.create": { name: "ERP", environment: "live" }
+  "apiKeys.create": { name: "ERP", environment: "live" },
+  "webhooks.create": { url: "https://erp.example.com/mes-hook", events: ["job.completed", "ncr.created"] },
+  "partImages.create": { part_id: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6c", storage_key: "0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b00/0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6d.jpg", caption: "Weld seam" },
+  "monthlyReset.run": {}
 }
 
 /** `{anyOf: [x]}` is `x` (the schema generator writes one-member unions for single literals). */
@@ -143,6 +185,7 @@ const flattenSingleAnyOf = (node: unknown): unknown => {
 /** The transform of the generated document (OpenApi.Transform). */
 export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
   const out = flattenSingleAnyOf(spec) as Record<string, any>
+  // relative: the deployment that serves the document (redocly's recommended rules warn on a localhost server)
   out.servers = [{ url: "/", description: "The server this document came from (paths carry /functions/v1; `mes serve` listens on 8787)" }]
   out.components = { ...out.components, securitySchemes: SECURITY_SCHEMES }
   out.tags = (out.tags ?? []).map((t: { name: string }) => ({ ...t, description: TAGS[t.name] ?? `Endpoints of ${words(t.name)}.` }))
@@ -154,6 +197,12 @@ export const documentOpenApi = (spec: Record<string, any>): Record<string, any> 
       op.summary ??= summary
       op.description ??= description
       op.security = SECURITY[accessOf[op.operationId] ?? "key"]
+      for (const [status, response] of Object.entries(op.responses ?? {}) as Array<[string, Record<string, any>]>) {
+        const meaning = ERROR_RESPONSES[status]
+        if (meaning === undefined) continue
+        response.description = meaning
+        if (status === "429" || status === "503") response.headers = { ...response.headers, "Retry-After": RETRY_AFTER }
+      }
       const example = EXAMPLES[op.operationId]
       const json = op.requestBody?.content?.["application/json"]
       if (example !== undefined && json !== undefined) json.example = example
