@@ -1,9 +1,22 @@
 // The Effect RPC endpoint of `mes serve` (/functions/v1/rpc) through the RPC client: the domain's use cases as the
-// key's tenant, with the REST API's errors as typed MesRpcError values (issue 13 item 2b).
+// key's tenant, typed answers, and the domain's errors as tagged schema errors end to end (issue 13 item 2b).
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { FetchHttpClient } from "effect/http"
+import { RpcClient, RpcSerialization } from "effect/rpc"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Harness, nestedJob, startServer } from "../../adapters-http/test/harness.ts"
-import { makeMesRpcClient, MesRpcError } from "../src/index.ts"
+import {
+  Forbidden,
+  InvalidStateTransition,
+  makeMesRpcClient,
+  MesRpcClient,
+  type MesRpcClientShape,
+  MesRpcs,
+  NotFound,
+  Unauthorized,
+  ValidationFailed
+} from "../src/index.ts"
 
 let h: Harness
 let key = ""
@@ -15,66 +28,106 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const withClient = <A, E>(apiKey: string, f: (rpc: Effect.Success<ReturnType<typeof makeMesRpcClient>>) => Effect.Effect<A, E>) =>
+const UNKNOWN = "00000000-0000-4000-8000-000000000000"
+
+const withClient = <A, E>(apiKey: string, f: (rpc: MesRpcClientShape) => Effect.Effect<A, E>) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(makeMesRpcClient({ baseUrl: h.url, apiKey }), f)))
 
 describe("Effect RPC at /functions/v1/rpc", () => {
-  it("creates a job, runs an operation's lifecycle and reads the job back, as the key's tenant", async () => {
-    const result = await withClient(key, (rpc) => Effect.gen(function*() {
-      const created = (yield* rpc.CreateJob({ job: nestedJob("RPC-1", 1, 1) })) as any
-      const operationId = created.parts[0].operations[0].operation_id as string
-      const started = (yield* rpc.MoveOperation({ id: operationId, action: "start" })) as any
-      const completed = (yield* rpc.MoveOperation({ id: operationId, action: "complete" })) as any
-      const job = (yield* rpc.GetJob({ id: created.job_id })) as any
-      const list = (yield* rpc.ListJobs({ query: { job_number: "RPC" } })) as any
-      return { started, completed, job, list }
-    }))
-    expect(result.started).toMatchObject({ previous_status: "not_started", new_status: "in_progress" })
-    expect(result.completed).toMatchObject({ new_status: "completed" })
-    expect(result.job).toMatchObject({ job_number: "RPC-1", parts: [{ status: "completed" }] })
-    expect(result.list.jobs.map((j: any) => j.job_number)).toEqual(["RPC-1"])
-    // the REST API sees the same job
-    const rest = await fetch(`${h.url}/api-jobs?job_number=RPC-1`, { headers: { authorization: `Bearer ${key}` } })
-    expect(((await rest.json()) as any).data.pagination.total).toBe(1)
+  it("creates a job, runs an operation's lifecycle, records time and an issue, as the key's tenant (typed answers)", async () => {
+    // the client as a service of an Effect program
+    const program = Effect.gen(function*() {
+      const rpc = yield* MesRpcClient
+      const created = yield* rpc.CreateJob({ job: nestedJob("RPC-1", 1, 2) })
+      const operationId = created.parts[0]!.operations[0]!.operation_id
+      const moves = []
+      for (const action of ["start", "pause", "resume", "complete"] as const) moves.push(yield* rpc.MoveOperation({ id: operationId, action }))
+      const entry = yield* rpc.CreateTimeEntry({ entry: { operation_id: operationId, start_time: "2026-01-05T08:00:00Z", end_time: "2026-01-05T09:30:00Z" } })
+      const issue = yield* rpc.CreateIssue({ issue: { operation_id: operationId, title: "Burr on edge", description: "Deburr before the next step" } })
+      const job = yield* rpc.GetJob({ id: created.job_id })
+      const list = yield* rpc.ListJobs({ query: { job_number: "RPC", limit: 10 } })
+      yield* rpc.MoveJob({ id: created.job_id, action: "start" })
+      const moved = yield* rpc.MoveJob({ id: created.job_id, action: "complete" })
+      return { created, moves, entry, issue, job, list, moved }
+    })
+    const result = await Effect.runPromise(program.pipe(Effect.provide(MesRpcClient.layer({ baseUrl: h.url, apiKey: key }))))
+    expect(result.created.job_number).toBe("RPC-1")
+    expect(result.moves.map((m) => [m.previous_status, m.new_status])).toEqual([
+      ["not_started", "in_progress"],
+      ["in_progress", "on_hold"],
+      ["on_hold", "in_progress"],
+      ["in_progress", "completed"]
+    ])
+    expect(result.moves[3]!.operation.part.job.job_number).toBe("RPC-1")
+    expect(result.entry).toMatchObject({ duration_minutes: 90, end_time: expect.any(String) })
+    expect(result.issue).toMatchObject({ title: "Burr on edge", status: "open" })
+    expect(result.job.job_number).toBe("RPC-1")
+    expect(result.job.parts[0]!.operations.map((o) => o.status)).toEqual(["completed", "not_started"])
+    expect(result.list.jobs.map((j) => j.job_number)).toEqual(["RPC-1"])
+    expect(result.list.pagination).toEqual({ limit: 10, offset: 0, total: 1 })
+    expect(result.moved).toMatchObject({ operation: "complete", new_status: "completed", job: { status: "completed" } })
+    // the REST API sees the same job and issue
+    const rest = await fetch(`${h.url}/api-issues?operation_id=${result.issue.operation_id}`, { headers: { authorization: `Bearer ${key}` } })
+    expect(((await rest.json()) as any).data.issues.map((i: any) => i.id)).toEqual([result.issue.id])
   })
 
-  it("fails with MesRpcError carrying the REST API's code, status and details", async () => {
+  it("fails with the domain's errors as tagged errors carrying the REST API's code, status and details", async () => {
     const errors = await withClient(key, (rpc) => Effect.gen(function*() {
-      const notFound = yield* Effect.flip(rpc.GetJob({ id: "00000000-0000-4000-8000-000000000000" }))
-      const invalid = yield* Effect.flip(rpc.CreateJob({ job: { job_number: "RPC-BAD", parts: [{ part_number: "P", quantity: 0 }] } }))
-      const created = (yield* rpc.CreateJob({ job: nestedJob("RPC-2") })) as any
-      const twice = yield* Effect.flip(rpc.MoveJob({ id: created.job_id, action: "complete" }).pipe(Effect.andThen(rpc.MoveJob({ id: created.job_id, action: "stop" }))))
-      return { notFound, invalid, twice, jobId: created.job_id as string }
+      // a typed catch by tag
+      const caught = yield* rpc.GetJob({ id: UNKNOWN }).pipe(
+        Effect.as("found"),
+        Effect.catchTag("NotFound", (e) => Effect.succeed(`${e.code} ${e.statusCode}`))
+      )
+      const notFound = yield* Effect.flip(rpc.GetJob({ id: UNKNOWN }))
+      const invalid = yield* Effect.flip(rpc.CreateJob({ job: { job_number: "RPC-BAD", parts: [{ part_number: "P", quantity: 0, operations: [] }] } }))
+      const created = yield* rpc.CreateJob({ job: nestedJob("RPC-2") })
+      const early = yield* Effect.flip(rpc.MoveJob({ id: created.job_id, action: "complete" }))
+      const badUser = yield* Effect.flip(rpc.MoveOperation({ id: created.parts[0]!.operations[0]!.operation_id, action: "start", user_id: "nope" }))
+      return { caught, notFound, invalid, early, badUser, jobId: created.job_id }
     }))
-    expect(errors.notFound).toBeInstanceOf(MesRpcError)
-    expect(errors.notFound).toMatchObject({ code: "NOT_FOUND", statusCode: 404 })
+    expect(errors.caught).toBe("NOT_FOUND 404")
+    expect(errors.notFound).toBeInstanceOf(NotFound)
+    expect(errors.notFound).toMatchObject({ _tag: "NotFound", code: "NOT_FOUND", statusCode: 404 })
+    expect(errors.invalid).toBeInstanceOf(ValidationFailed)
     expect(errors.invalid).toMatchObject({ code: "VALIDATION_ERROR", statusCode: 422 })
-    expect((errors.invalid as MesRpcError).details?.map((d) => d.field)).toEqual(expect.arrayContaining(["parts[0].quantity"]))
-    expect(errors.twice).toMatchObject({ code: "INVALID_STATE_TRANSITION", statusCode: 409 })
+    expect((errors.invalid as ValidationFailed).details?.map((d) => d.field)).toEqual(expect.arrayContaining(["parts[0].quantity"]))
+    expect(errors.early).toBeInstanceOf(InvalidStateTransition)
+    expect(errors.early).toMatchObject({ code: "INVALID_STATE_TRANSITION", statusCode: 409, message: "Cannot complete job: status is 'not_started', must be 'in_progress'" })
+    expect(errors.badUser).toMatchObject({ _tag: "BadRequest", code: "BAD_REQUEST", statusCode: 400 })
     // another tenant's key sees the job as another tenant's
     const foreign = await withClient(otherKey, (rpc) => Effect.flip(rpc.GetJob({ id: errors.jobId })))
+    expect(foreign).toBeInstanceOf(Forbidden)
     expect(foreign).toMatchObject({ code: "FORBIDDEN", statusCode: 403 })
   })
 
-  it("refuses a missing or unknown key, and other methods than POST", async () => {
+  it("refuses an unknown key, a call without any key, and other methods than POST", async () => {
     const bad = await withClient("svc_live_unknown", (rpc) => Effect.flip(rpc.ListJobs({ query: {} })))
+    expect(bad).toBeInstanceOf(Unauthorized)
     expect(bad).toMatchObject({ code: "UNAUTHORIZED", statusCode: 401 })
+    // a client of the group with no credentials at all
+    const anonymous = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const rpc = yield* RpcClient.make(MesRpcs)
+      return yield* Effect.flip(rpc.GetJob({ id: UNKNOWN }))
+    })).pipe(Effect.provide(RpcClient.layerProtocolHttp({ url: `${h.url}/rpc` }).pipe(
+      Layer.provide([FetchHttpClient.layer, RpcSerialization.layerJson])
+    ))))
+    expect(anonymous).toBeInstanceOf(Unauthorized)
     expect((await fetch(`${h.url}/rpc`)).status).toBe(405)
   })
 })
 
 describe("Effect RPC in cloud mode", () => {
-  it("counts every call against the plan's daily limit like a REST request: past it, 429 RATE_LIMIT_EXCEEDED", async () => {
+  it("counts every call against the plan's daily limit like a REST request: past it, RateLimited (429)", async () => {
     const cloud = await startServer({ env: { MES_DEPLOYMENT: "cloud" } })
     try {
       const { key: freeKey } = await cloud.as("RPC free plan")
       const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
         const rpc = yield* makeMesRpcClient({ baseUrl: cloud.url, apiKey: freeKey })
         // the free plan admits 100 requests a day: 100 calls pass, the 101st is refused
-        for (let i = 0; i < 100; i++) yield* rpc.ListJobs({ query: { limit: "1" } })
-        return yield* Effect.flip(rpc.ListJobs({ query: { limit: "1" } }))
+        for (let i = 0; i < 100; i++) yield* rpc.ListJobs({ query: { limit: 1 } })
+        return yield* Effect.flip(rpc.ListJobs({ query: { limit: 1 } }))
       })))
-      expect(outcome).toMatchObject({ code: "RATE_LIMIT_EXCEEDED", statusCode: 429 })
+      expect(outcome).toMatchObject({ _tag: "RateLimited", code: "RATE_LIMIT_EXCEEDED", statusCode: 429, rateLimitInfo: { remaining: 0 } })
       // REST shares the same count
       const rest = await fetch(`${cloud.url}/api-jobs`, { headers: { authorization: `Bearer ${freeKey}` } })
       expect(rest.status).toBe(429)

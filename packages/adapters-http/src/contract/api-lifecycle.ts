@@ -7,7 +7,7 @@ import { apiErrors, okEnvelope } from "./envelope.ts"
 
 const id = Schema.String.check(Schema.isUUID())
 
-const JobMoved = okEnvelope(Schema.Struct({
+export const JobMoved = okEnvelope(Schema.Struct({
   job: Job,
   operation: Schema.Literals(["start", "stop", "complete", "resume"]),
   previous_status: JobStatus,
@@ -24,7 +24,7 @@ export class JobLifecycleGroup extends HttpApiGroup.make("jobLifecycle").add(
   jobAction("resume")
 ) {}
 
-const OperationMoved = okEnvelope(Schema.Struct({
+export const OperationMoved = okEnvelope(Schema.Struct({
   operation: Schema.Struct({
     ...Operation.fields,
     estimated_time: Schema.NullOr(Schema.Number),

@@ -105,12 +105,13 @@ const BulkSyncResult = okEnvelope(Schema.Struct({
   }))
 }))
 
-const WithParts = <S extends Schema.Struct<any>>(record: S, child: Schema.Top) =>
+const WithParts = <F extends Schema.Struct.Fields, C extends Schema.Top>(record: Schema.Struct<F>, child: C) =>
   Schema.Struct({ ...record.fields, parts: Schema.Array(child) })
 
-const JobDetail = WithParts(Job, Schema.Struct({ ...Part.fields, operations: Schema.Array(Operation) }))
-const JobWithParts = WithParts(Job, Part)
-const JobCreated = okEnvelope(Schema.Struct({
+/** A job read by id: its parts with their operations (also the RPC group's GetJob answer). */
+export const JobDetail = WithParts(Job, Schema.Struct({ ...Part.fields, operations: Schema.Array(Operation) }))
+export const JobWithParts = WithParts(Job, Part)
+export const JobCreated = okEnvelope(Schema.Struct({
   job: JobDetail,
   job_id: Schema.String,
   job_number: Schema.String,

@@ -26,11 +26,11 @@ export const ValidationDetailSchema = Schema.Struct({
   entityIndex: Schema.Int
 })
 
-const errorBody = (codes: ReadonlyArray<string>) =>
+const errorBody = <const C extends readonly [string, ...Array<string>]>(codes: C) =>
   Schema.Struct({
     success: Schema.Literal(false),
     error: Schema.Struct({
-      code: Schema.Literals(codes as [string, ...Array<string>]),
+      code: Schema.Literals(codes),
       message: Schema.String,
       details: Schema.optionalKey(Schema.Array(ValidationDetailSchema)),
       statusCode: Schema.Int

@@ -1,24 +1,18 @@
 // The RPC group's server (issue 13 item 2b): each call authenticated with an API key (MesRpcAuth), run as the
-// key's tenant by the same domain services the REST handlers use; domain errors become MesRpcError with the
-// REST API's code, status and details. Served at /functions/v1/rpc (JSON over HTTP POST) by `mes serve`.
+// key's tenant by the same domain services the REST handlers use; each domain error becomes its tagged schema
+// twin (rpc/errors.ts: same tag, plus the REST API's code, status and details). Served at /functions/v1/rpc
+// (JSON over HTTP POST) by `mes serve`.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import * as Option from "effect/Option"
-import { CurrentTenant, type DomainError, encodeJson, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
+import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
-import { MesRpcAuth, MesRpcError, MesRpcs } from "./group.ts"
+import { fromEnvelope, MesRpcAuth, MesRpcs, Unauthorized } from "./group.ts"
 
-const toRpcError = (e: DomainError) => {
-  const { error } = fromDomainError(e)
-  return new MesRpcError({
-    code: error.code,
-    statusCode: error.statusCode,
-    message: error.message,
-    ...(error.details !== undefined ? { details: error.details } : {})
-  })
-}
+/** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
+const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
 
 /** A value as the REST API would write it (JSON text built by the database included), as plain data. */
 const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value)))
@@ -27,7 +21,7 @@ const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(e
 const AuthLive = Layer.effect(MesRpcAuth, Effect.gen(function*() {
   const tenants = yield* Tenants
   const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
-  const unauthorized = new MesRpcError({ code: "UNAUTHORIZED", statusCode: 401, message: "Invalid or missing API key" })
+  const unauthorized = new Unauthorized({ message: "Invalid or missing API key" })
   return MesRpcAuth.of((effect, { headers }) => {
     const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
     const key = c.bearer ?? c.apiKey
@@ -45,16 +39,26 @@ const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
   const operations = yield* Operations
   const timeEntries = yield* TimeEntries
   const issues = yield* Issues
-  const run = <A>(effect: Effect.Effect<A, DomainError, CurrentTenant>) => effect.pipe(Effect.map(plain), Effect.mapError(toRpcError))
-  return {
+  // the answer is the REST `data` as JSON; the group's success schema checks and encodes it
+  const run = <T>(effect: Effect.Effect<unknown, DomainError, CurrentTenant>) =>
+    effect.pipe(Effect.map((a) => plain(a) as T), Effect.mapError(toRpcError))
+  return MesRpcs.of({
     CreateJob: ({ job }) => run(jobs.create(job)),
     GetJob: ({ id }) => run(jobs.get(id)),
-    ListJobs: ({ query }) => run(Effect.map(jobs.list(query), (page) => ({ jobs: page.rows, pagination: { limit: page.limit, offset: page.offset, total: page.total } }))),
-    MoveJob: ({ action, id }) => run(jobs.transition(id, action)),
-    MoveOperation: ({ action, id, user_id }) => run(operations.transition(id, action, user_id)),
+    ListJobs: ({ query }) =>
+      run(Effect.map(
+        jobs.list(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]))),
+        (page) => ({ jobs: page.rows, pagination: { limit: page.limit, offset: page.offset, total: page.total } })
+      )),
+    MoveJob: ({ action, id }) =>
+      run(Effect.map(jobs.transition(id, action), (r) => ({ job: r.job, operation: r.action, previous_status: r.previous_status, new_status: r.new_status }))),
+    MoveOperation: ({ action, id, user_id }) =>
+      run(user_id !== undefined && !isUuid(user_id)
+        ? Effect.fail(new BadRequest({ message: "user_id must be a UUID" }))
+        : operations.transition(id, action, user_id?.toLowerCase())),
     CreateTimeEntry: ({ entry }) => run(timeEntries.create(entry)),
     CreateIssue: ({ issue }) => run(issues.create(issue))
-  }
+  })
 }))
 
 /** The HTTP handler of the RPC endpoint (to register as a route); needs the domain services. */
