@@ -62,9 +62,9 @@ const PGLITE_START = ["--single", "-F", "-O", "-j", "-c", "search_path=public", 
  */
 export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: string } = {}): Layer.Layer<Database, SqlError> =>
   Layer.unwrap(Effect.gen(function*() {
-    // PostgreSQL's 128 MB of shared buffers live in the process's memory here; pages beyond them
-    // come from PGlite's file system (MES_PGLITE_SHARED_BUFFERS)
-    const settings = ["-c", `shared_buffers=${options.sharedBuffers ?? "32MB"}`]
+    // shared buffers live in the process's memory here (touched at start: each MB is a MB of RSS); pages
+    // beyond them come from PGlite's file system, i.e. the OS page cache (MES_PGLITE_SHARED_BUFFERS, docs/DECISIONS.md)
+    const settings = ["-c", `shared_buffers=${options.sharedBuffers ?? "8MB"}`]
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
     const [{ PGlite }, { PGLiteSocketServer }] = yield* Effect.promise(() =>
       Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")])
@@ -100,7 +100,7 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
       pipeline: Config.Int("MES_DB_PIPELINE").pipe(Config.withDefault(4)),
       connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5))
     })
-    const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("32MB"))
+    const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("8MB"))
     const base = Option.isSome(url) && url.value !== "" ? postgres(url.value, pool) : pglite(dataDir, { sharedBuffers })
     return options.migrate === false ? base : withMigrations(base)
   }))
