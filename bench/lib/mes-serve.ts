@@ -8,9 +8,13 @@ export const MES_BIN = fileURLToPath(new URL("../../packages/cli/bin/mes.js", im
 export const mesJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   JSON.parse(execFileSync(process.execPath, [MES_BIN, ...args, "--json"], { env, encoding: "utf8" }))
 
-/** Starts `mes serve` on a free port; resolves with the process and its base URL once it listens. */
+/**
+ * Starts `mes serve` on a free port; resolves with the process and its base URL once it listens.
+ * `BENCH_NODE_FLAGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the server's node.
+ */
 export const startMes = async (env: NodeJS.ProcessEnv): Promise<{ server: ChildProcess; url: string; stop: () => Promise<void> }> => {
-  const server = spawn(process.execPath, [MES_BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
+  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "")
+  const server = spawn(process.execPath, [...flags, MES_BIN, "serve", "--port", "0", "--host", "127.0.0.1"], { env, stdio: ["ignore", "pipe", "inherit"] })
   const url = await new Promise<string>((resolve) => {
     let out = ""
     server.stdout!.setEncoding("utf8").on("data", (d: string) => {

@@ -153,6 +153,44 @@ describe("POST /api-jobs/bulk-sync", () => {
     expect((await api.get("/api-jobs?job_number=BULK-9")).body.data.jobs).toHaveLength(0)
   })
 
+  // a bulk is written a chunk of 200 records per statement, all in one transaction (sync/service.ts BULK_CHUNK)
+  const chunked = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      external_id: `${prefix}-${i}`,
+      external_source: "erp",
+      job_number: `${prefix}-${i}`,
+      parts: [{ external_id: `${prefix}-${i}-p`, part_number: "A", quantity: 1, operations: [{ external_id: `${prefix}-${i}-o`, operation_name: "Saw", sequence: 1, cell_name: "Saw" }] }]
+    }))
+
+  it("a refusal in a later chunk of a large bulk undoes the earlier chunks; the record-by-record path keeps the rest", async () => {
+    const taken = await api.put("/api-jobs/sync", { external_id: "TAKEN-BY", external_source: "erp", job_number: "CH-TAKEN" })
+    expect(taken.status).toBe(201)
+    const items = chunked("CH", 450)
+    items[420]!.job_number = "CH-TAKEN"
+    const res = await api.post("/api-jobs/bulk-sync", { items })
+    expect(res.status).toBe(200)
+    // "created", not "unchanged" or "updated": nothing the first chunks' statements wrote survived the refusal
+    expect(res.body.data).toMatchObject({ total: 450, created: 449, updated: 0, unchanged: 0, errors: 1 })
+    expect(res.body.data.results[420]).toMatchObject({ external_id: "CH-420", action: "error" })
+    expect(res.body.data.results[0]).toMatchObject({ external_id: "CH-0", action: "created" })
+    const [counts] = await h.sql(
+      `SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1 AND external_id LIKE 'CH-%')::int AS jobs,
+        (SELECT count(*) FROM operations WHERE tenant_id = $1 AND external_id LIKE 'CH-%')::int AS operations`,
+      [tenantA]
+    )
+    expect(counts).toEqual({ jobs: 449, operations: 449 })
+  })
+
+  it("two records of a large bulk naming one job in different chunks are synced one after the other", async () => {
+    const items = chunked("CS", 450)
+    items[310] = { ...items[10]!, job_number: "CS-10-renumbered" }
+    const res = await api.post("/api-jobs/bulk-sync", { items })
+    expect(res.body.data).toMatchObject({ total: 450, created: 449, updated: 1, errors: 0 })
+    expect(res.body.data.results[310]).toMatchObject({ external_id: "CS-10", action: "updated", id: res.body.data.results[10].id })
+    const job = (await api.get(`/api-jobs?id=${res.body.data.results[10].id}`)).body.data.job
+    expect(job.job_number).toBe("CS-10-renumbered")
+  })
+
   it("refuses more than 1000 records with 422 and writes nothing", async () => {
     const items = Array.from({ length: 1001 }, (_, i) => ({ external_id: `M-${i}`, external_source: "erp", job_number: `M-${i}` }))
     const res = await api.post("/api-jobs/bulk-sync", { items })

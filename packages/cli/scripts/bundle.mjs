@@ -18,7 +18,7 @@ await build({
   outdir: out,
   bundle: true,
   splitting: true,
-  minify: true,
+  minify: process.env.MES_BUNDLE_MINIFY !== "0",
   format: "esm",
   platform: "node",
   target: "node20",

@@ -114,18 +114,34 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
 
 const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
 
-/** True when two plans name one job, part or operation by external key (one statement could not write it twice). */
-const sharedExternalKeys = (plans: ReadonlyArray<JobSyncPlan>) => {
+/**
+ * A check that no two plans name one job, part or operation by external key (one statement could not write it
+ * twice): `claim(plan, i)` is true when plan `i` names a row an earlier plan named. Plain loops: a bulk of 1,000
+ * jobs has 26,000 rows (arrays of pairs per record cost 25 ms of a 1.3 s bulk).
+ */
+const externalKeyClaims = () => {
   const owner = new Map<string, number>()
-  return plans.some((plan, i) =>
-    [["j", plan.job] as const, ...plan.parts.map((p) => ["p", p] as const), ...plan.operations.map((o) => ["o", o] as const)].some(([table, row]) => {
-      const key = `${table}\u0000${row.external_source}\u0000${row.external_id}`
-      const seen = owner.get(key)
-      owner.set(key, i)
-      return seen !== undefined && seen !== i
-    })
-  )
+  const taken = (table: string, row: { readonly external_source?: unknown; readonly external_id?: unknown }, i: number) => {
+    const key = `${table}\u0000${row.external_source}\u0000${row.external_id}`
+    const seen = owner.get(key)
+    owner.set(key, i)
+    return seen !== undefined && seen !== i
+  }
+  return (plan: JobSyncPlan, i: number) => {
+    if (taken("j", plan.job, i)) return true
+    for (const p of plan.parts) if (taken("p", p, i)) return true
+    for (const o of plan.operations) if (taken("o", o, i)) return true
+    return false
+  }
 }
+
+/**
+ * Records per statement of a bulk sync: the next chunk is planned while the database writes the one before
+ * (measured on 1,000 jobs × 5 × 4: one statement 1.30–1.37 s; chunks of 200 1.10–1.14 s, of 250 or 334
+ * 1.11–1.14 s, of 100 1.16 s, of 50 1.40 s; a first chunk of 50 then 200s 1.25–1.30 s: each statement has a fixed cost).
+ */
+const BULK_CHUNK = 200
+const chunkEnd = (from: number) => from + BULK_CHUNK
 
 /** The records of a bulk body: `{<key>: [...]}` for any accepted key, or a bare array. */
 const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
@@ -361,13 +377,30 @@ export class Sync extends Context.Service<Sync, {
         const shortcut = keys.map((k) => (k === undefined ? undefined : known.unchanged.get(recordKey(k))))
         const rest = all.flatMap((_, i) => (shortcut[i] === undefined ? [i] : []))
         const items = rest.map((i) => all[i])
-        const planned = yield* Effect.forEach(items, (item) => Effect.result(planJob(item)))
-        const plans = planned.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
-        if (sharedExternalKeys(plans.map((p) => p.plan))) return undefined
-        const outcomes = plans.length === 0
-          ? []
-          : yield* tx.transaction(jobs.sync(plans.map((p) => p.plan))).pipe(Effect.catchTag("Conflict", () => Effect.succeed(undefined)))
-        if (outcomes === undefined) return undefined
+        const planChunk = (from: number) => Effect.forEach(items.slice(from, chunkEnd(from)), (item) => Effect.result(planJob(item)))
+        const claim = externalKeyClaims()
+        const planned: Array<Result.Result<Effect.Success<ReturnType<typeof planJob>>, Effect.Error<ReturnType<typeof planJob>>>> = []
+        const outcomes: Array<JobSyncResult> = []
+        // one transaction, one statement per chunk of records; while the database writes a chunk, the next one is
+        // planned (JavaScript and PostgreSQL each keep a core busy instead of taking turns). Two records naming
+        // one row, a job_number taken or a sync overtaken undo every chunk (Conflict): the record-by-record path
+        // then says which record it was.
+        const written = yield* tx.transaction(Effect.gen(function*() {
+          let chunk = yield* planChunk(0)
+          for (let from = 0; from < items.length; from = chunkEnd(from)) {
+            const plans = chunk.flatMap((r) => (Result.isSuccess(r) ? [r.success.plan] : []))
+            if (plans.some((plan, i) => claim(plan, from + i))) return yield* new Conflict({ message: "two records name one row" })
+            const [synced, following] = yield* Effect.all([
+              plans.length === 0 ? Effect.succeed([]) : jobs.sync(plans),
+              chunkEnd(from) < items.length ? planChunk(chunkEnd(from)) : Effect.succeed([])
+            ], { concurrency: 2 })
+            planned.push(...chunk)
+            outcomes.push(...synced)
+            chunk = following
+          }
+          return true
+        })).pipe(Effect.catchTag("Conflict", () => Effect.succeed(false)))
+        if (!written) return undefined
         let next = 0
         const results = yield* Effect.forEach(planned, (r, i) =>
           (Result.isSuccess(r) ? r.success.settle(outcomes[next++]!) : Effect.fail(r.failure)).pipe(
