@@ -202,9 +202,12 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
     softDelete: (tenantId, id) => writes.remove(tenantId, id).pipe(die),
 
-    sync: (plans) =>
-      Effect.gen(function*() {
-        const statement = statements(`sync ${syncJobsKey(plans, catalog)}`, () => syncJobsStatement(plans, catalog))
+    sync: (plans) => {
+      // the statement and its parameter are made when the effect is, not when it runs: a bulk makes the next
+      // chunk's while the database writes the one before (sync/service.ts)
+      const statement = statements(`sync ${syncJobsKey(plans, catalog)}`, () => syncJobsStatement(plans, catalog))
+      const param = JSON.stringify(plans.map(({ cellNames, dryRun, ...plan }) => ({ ...plan, cell_names: cellNames, dry_run: dryRun })))
+      return Effect.gen(function*() {
         const rows = yield* sql.unsafe<{
           id: string | null
           action: SyncAction | null
@@ -212,13 +215,14 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
           missing_cells: Array<string>
           elsewhere: Array<number>
           moved: Array<number>
-        }>(statement, [JSON.stringify(plans.map(({ cellNames, dryRun, ...plan }) => ({ ...plan, cell_names: cellNames, dry_run: dryRun }))), plans[0]!.job.tenant_id])
+        }>(statement, [param, plans[0]!.job.tenant_id])
         return rows.map((r): JobSyncResult =>
           r.id !== null
             ? { _tag: "Synced", id: r.id, action: r.action! }
             : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved }
         )
-      }).pipe(mapConstraints),
+      }).pipe(mapConstraints)
+    },
 
     syncedUnchanged: (tenantId, keys) =>
       sql.unsafe<{ snapshot: string | null; external_source: string | null; external_id: string | null; job_id: string | null }>(

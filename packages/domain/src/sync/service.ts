@@ -377,29 +377,37 @@ export class Sync extends Context.Service<Sync, {
         const shortcut = keys.map((k) => (k === undefined ? undefined : known.unchanged.get(recordKey(k))))
         const rest = all.flatMap((_, i) => (shortcut[i] === undefined ? [i] : []))
         const items = rest.map((i) => all[i])
-        const planChunk = (from: number) => Effect.forEach(items.slice(from, chunkEnd(from)), (item) => Effect.result(planJob(item)))
         const claim = externalKeyClaims()
+        // a chunk planned: its records' plans, and the write of those that planned (made here, so that the store
+        // builds the statement's parameter while the database still writes the chunk before); Conflict when a
+        // plan names a row an earlier one named
+        const planChunk = (from: number) =>
+          Effect.gen(function*() {
+            const chunk = yield* Effect.forEach(items.slice(from, chunkEnd(from)), (item) => Effect.result(planJob(item)))
+            const plans = chunk.flatMap((r) => (Result.isSuccess(r) ? [r.success.plan] : []))
+            if (plans.some((plan, i) => claim(plan, from + i))) return yield* new Conflict({ message: "two records name one row" })
+            return { chunk, write: plans.length === 0 ? Effect.succeed([]) : jobs.sync(plans) }
+          })
         const planned: Array<Result.Result<Effect.Success<ReturnType<typeof planJob>>, Effect.Error<ReturnType<typeof planJob>>>> = []
         const outcomes: Array<JobSyncResult> = []
         // one transaction, one statement per chunk of records; while the database writes a chunk, the next one is
         // planned (JavaScript and PostgreSQL each keep a core busy instead of taking turns). Two records naming
         // one row, a job_number taken or a sync overtaken undo every chunk (Conflict): the record-by-record path
         // then says which record it was.
-        const written = yield* tx.transaction(Effect.gen(function*() {
-          let chunk = yield* planChunk(0)
+        const written = items.length === 0 || (yield* tx.transaction(Effect.gen(function*() {
+          let current = yield* planChunk(0)
           for (let from = 0; from < items.length; from = chunkEnd(from)) {
-            const plans = chunk.flatMap((r) => (Result.isSuccess(r) ? [r.success.plan] : []))
-            if (plans.some((plan, i) => claim(plan, from + i))) return yield* new Conflict({ message: "two records name one row" })
             const [synced, following] = yield* Effect.all([
-              plans.length === 0 ? Effect.succeed([]) : jobs.sync(plans),
-              chunkEnd(from) < items.length ? planChunk(chunkEnd(from)) : Effect.succeed([])
+              current.write,
+              chunkEnd(from) < items.length ? planChunk(chunkEnd(from)) : Effect.succeed(undefined)
             ], { concurrency: 2 })
-            planned.push(...chunk)
+            planned.push(...current.chunk)
             outcomes.push(...synced)
-            chunk = following
+            if (following === undefined) break
+            current = following
           }
           return true
-        })).pipe(Effect.catchTag("Conflict", () => Effect.succeed(false)))
+        })).pipe(Effect.catchTag("Conflict", () => Effect.succeed(false))))
         if (!written) return undefined
         let next = 0
         const results = yield* Effect.forEach(planned, (r, i) =>
