@@ -8,19 +8,14 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MES_BIN, mesJson, startMes } from "./lib/mes-serve.ts"
+import { databaseUrl, MES_BIN, mesJson, psql, startMes } from "./lib/mes-serve.ts"
 
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
 const rounds = Number(process.argv[2] ?? 3)
 const JOBS = 1000
 const tmp = mkdtempSync(join(tmpdir(), "mes-bulk-bench-"))
-const psql = (url: string, args: Array<string>) => execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", ...args], { encoding: "utf8" })
-const dbUrl = (name: string) => {
-  const u = new URL(admin)
-  u.pathname = `/${name}`
-  return u.toString()
-}
+const dbUrl = (name: string) => databaseUrl(admin, name)
 
 const body = (run: string) => ({
   items: Array.from({ length: JOBS }, (_, j) => ({

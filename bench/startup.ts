@@ -8,27 +8,25 @@ import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { MES_BIN } from "./lib/mes-serve.ts"
+import { databaseUrl, MES_BIN, psql } from "./lib/mes-serve.ts"
 
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its database)")
 const runs = Number(process.argv[2] ?? 3)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024)
-const psql = (args: Array<string>) => execFileSync("psql", [admin, "-v", "ON_ERROR_STOP=1", "-qAt", ...args], { encoding: "utf8" })
 
 /** Starts `mes serve`, waits until health answers; resolves with ms to ready and RSS (MB) after `idleMs`. */
 const serve = async (env: NodeJS.ProcessEnv, port: number, idleMs: number) => {
   const t0 = performance.now()
   const child = spawn(process.execPath, [MES_BIN, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdio: "ignore" })
-  let readyMs = 0
   for (;;) {
     const ok = await fetch(`http://127.0.0.1:${port}/functions/v1/health`).then((r) => r.ok, () => false)
     if (ok) break
     if (performance.now() - t0 > 30_000) throw new Error("mes serve did not answer within 30 s")
     await sleep(20)
   }
-  readyMs = performance.now() - t0
+  const readyMs = performance.now() - t0
   await sleep(Math.max(0, idleMs - readyMs))
   const rss = rssMb(child.pid!)
   child.kill("SIGTERM")
@@ -52,14 +50,12 @@ for (let i = 0; i < runs; i++) embeddedRuns.push(await serve(embedded, 48731, 30
 rmSync(dataDir, { recursive: true, force: true })
 
 const db = `mes_startup_${Date.now().toString(36)}`
-psql(["-c", `CREATE DATABASE ${db}`])
-const url = new URL(admin)
-url.pathname = `/${db}`
-const pg = { ...process.env, DATABASE_URL: url.toString(), MES_MONTHLY_RESET: "off" }
+psql(admin, ["-c", `CREATE DATABASE ${db}`])
+const pg = { ...process.env, DATABASE_URL: databaseUrl(admin, db), MES_MONTHLY_RESET: "off" }
 execFileSync(process.execPath, [MES_BIN, "migrate"], { env: pg, stdio: "ignore" })
 const pgRuns = []
 for (let i = 0; i < runs; i++) pgRuns.push(await serve(pg, 48732, 30_000))
-psql(["-c", `DROP DATABASE ${db} WITH (FORCE)`])
+psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
 
 console.log(JSON.stringify({
   "mes --help ms": help,

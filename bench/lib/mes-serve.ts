@@ -4,6 +4,17 @@ import { fileURLToPath } from "node:url"
 
 export const MES_BIN = fileURLToPath(new URL("../../packages/cli/bin/mes.js", import.meta.url))
 
+/** Runs SQL through psql against `url` (stops at the first error; unaligned, tuples only). */
+export const psql = (url: string, args: ReadonlyArray<string>) =>
+  execFileSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", ...args], { encoding: "utf8" })
+
+/** The URL of database `name` on the server of the `admin` URL. */
+export const databaseUrl = (admin: string, name: string) => {
+  const u = new URL(admin)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
 /** Runs a `mes` command with `--json` and parses what it prints. */
 export const mesJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   JSON.parse(execFileSync(process.execPath, [MES_BIN, ...args, "--json"], { env, encoding: "utf8" }))

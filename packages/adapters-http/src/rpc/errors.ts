@@ -107,20 +107,7 @@ export const MesError = Schema.Union([
   InternalError
 ])
 
-const tags: ReadonlySet<string> = new Set<MesError["_tag"]>([
-  "BadRequest",
-  "Unauthorized",
-  "QuotaExceeded",
-  "Forbidden",
-  "NotFound",
-  "Conflict",
-  "InvalidStateTransition",
-  "PreconditionFailed",
-  "ValidationFailed",
-  "RateLimited",
-  "ServiceUnavailable",
-  "InternalError"
-])
+const tags: ReadonlySet<string> = new Set(MesError.members.map((m) => m.identifier))
 
 /** Whether a value is one of the errors above (after a Promise rejection, say). */
 export const isMesError = (u: unknown): u is MesError =>

@@ -141,7 +141,6 @@ const externalKeyClaims = () => {
  * 1.11–1.14 s, of 100 1.16 s, of 50 1.40 s; a first chunk of 50 then 200s 1.25–1.30 s: each statement has a fixed cost).
  */
 const BULK_CHUNK = 200
-const chunkEnd = (from: number) => from + BULK_CHUNK
 
 /** The records of a bulk body: `{<key>: [...]}` for any accepted key, or a bare array. */
 const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
@@ -383,7 +382,7 @@ export class Sync extends Context.Service<Sync, {
         // plan names a row an earlier one named
         const planChunk = (from: number) =>
           Effect.gen(function*() {
-            const chunk = yield* Effect.forEach(items.slice(from, chunkEnd(from)), (item) => Effect.result(planJob(item)))
+            const chunk = yield* Effect.forEach(items.slice(from, from + BULK_CHUNK), (item) => Effect.result(planJob(item)))
             const plans = chunk.flatMap((r) => (Result.isSuccess(r) ? [r.success.plan] : []))
             if (plans.some((plan, i) => claim(plan, from + i))) return yield* new Conflict({ message: "two records name one row" })
             return { chunk, write: plans.length === 0 ? Effect.succeed([]) : jobs.sync(plans) }
@@ -391,23 +390,27 @@ export class Sync extends Context.Service<Sync, {
         const planned: Array<Result.Result<Effect.Success<ReturnType<typeof planJob>>, Effect.Error<ReturnType<typeof planJob>>>> = []
         const outcomes: Array<JobSyncResult> = []
         // one transaction, one statement per chunk of records; while the database writes a chunk, the next one is
-        // planned (JavaScript and PostgreSQL each keep a core busy instead of taking turns). Two records naming
-        // one row, a job_number taken or a sync overtaken undo every chunk (Conflict): the record-by-record path
-        // then says which record it was.
-        const written = items.length === 0 || (yield* tx.transaction(Effect.gen(function*() {
-          let current = yield* planChunk(0)
-          for (let from = 0; from < items.length; from = chunkEnd(from)) {
-            const [synced, following] = yield* Effect.all([
-              current.write,
-              chunkEnd(from) < items.length ? planChunk(chunkEnd(from)) : Effect.succeed(undefined)
-            ], { concurrency: 2 })
-            planned.push(...current.chunk)
-            outcomes.push(...synced)
-            if (following === undefined) break
-            current = following
-          }
-          return true
-        })).pipe(Effect.catchTag("Conflict", () => Effect.succeed(false))))
+        // planned (JavaScript and PostgreSQL each keep a core busy instead of taking turns). The first chunk is
+        // planned before the transaction takes a connection. Two records naming one row, a job_number taken or a
+        // sync overtaken undo every chunk (Conflict): the record-by-record path then says which record it was.
+        const writeChunks = (first: Effect.Success<ReturnType<typeof planChunk>>) =>
+          Effect.gen(function*() {
+            let current = first
+            for (let from = BULK_CHUNK; ; from += BULK_CHUNK) {
+              const [synced, following] = yield* Effect.all([
+                current.write,
+                from < items.length ? planChunk(from) : Effect.succeed(undefined)
+              ], { concurrency: 2 })
+              planned.push(...current.chunk)
+              outcomes.push(...synced)
+              if (following === undefined) return true
+              current = following
+            }
+          })
+        const written = items.length === 0 || (yield* planChunk(0).pipe(
+          Effect.flatMap((first) => tx.transaction(writeChunks(first))),
+          Effect.catchTag("Conflict", () => Effect.succeed(false))
+        ))
         if (!written) return undefined
         let next = 0
         const results = yield* Effect.forEach(planned, (r, i) =>
