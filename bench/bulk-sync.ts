@@ -1,6 +1,7 @@
 // Bulk sync against a raw insert (issue 11 item 7): 1,000 jobs × 5 parts × 4 operations through
 // POST /api-jobs/bulk-sync of the compiled `mes serve`, the same 1,000 again (all unchanged), and the same rows
-// inserted by psql in one transaction (three multi-row INSERTs) into a second fresh database.
+// inserted by psql in one transaction (three multi-row INSERTs) into a second fresh database. "first import" is the
+// same bulk as the very first request of a server on a freshly migrated database (no warm-up, no statistics yet).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/bulk-sync.ts [rounds=3]
 import { execFileSync } from "node:child_process"
@@ -32,9 +33,8 @@ const body = (run: string) => ({
   }))
 })
 
-const results: Array<Record<string, number | string>> = []
-for (let round = 1; round <= rounds; round++) {
-  const name = `mes_bulk_bench_${Date.now().toString(36)}`
+/** A fresh database with a bench tenant and `mes serve` on it; `post` times one bulk-sync request. */
+const freshServer = async (name: string) => {
   psql(admin, ["-c", `CREATE DATABASE ${name}`])
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl(name), MES_MONTHLY_RESET: "off" }
   const tenant = mesJson(["tenant", "create", "--name", "Bench", "--plan", "enterprise"], env)
@@ -48,6 +48,21 @@ for (let round = 1; round <= rounds; round++) {
     if (res.status !== 200) throw new Error(`bulk-sync: ${res.status} ${JSON.stringify(data).slice(0, 300)}`)
     return { ms, data: data.data }
   }
+  return { env, post, stop: async () => {
+    await stop()
+    psql(admin, ["-c", `DROP DATABASE ${name} WITH (FORCE)`])
+  } }
+}
+
+const results: Array<Record<string, number | string>> = []
+for (let round = 1; round <= rounds; round++) {
+  const name = `mes_bulk_bench_${Date.now().toString(36)}`
+  const firstServer = await freshServer(`${name}_first`)
+  const firstImport = await firstServer.post(body(`f${round}`))
+  await firstServer.stop()
+  if (firstImport.data.created !== JOBS) throw new Error(`first import: ${JSON.stringify(firstImport.data).slice(0, 300)}`)
+
+  const { env, post, stop } = await freshServer(name)
   // warm the server's statements on another run's records, then measure
   await post({ items: body(`warm${round}`).items.slice(0, 20) })
   // a serving mes analyzes each table once it holds data (PlannerStatistics, rounds of 1 s): measure what a
@@ -56,7 +71,6 @@ for (let round = 1; round <= rounds; round++) {
   const first = await post(body(`r${round}`))
   const again = await post(body(`r${round}`))
   await stop()
-  psql(admin, ["-c", `DROP DATABASE ${name} WITH (FORCE)`])
   if (first.data.created !== JOBS || again.data.unchanged !== JOBS) throw new Error(`unexpected results ${JSON.stringify([first.data.created, again.data.unchanged])}`)
 
   // the same rows, inserted raw in one transaction into a fresh database with mes's schema
@@ -92,6 +106,7 @@ for (let round = 1; round <= rounds; round++) {
 
   results.push({
     round,
+    "first import ms": Math.round(firstImport.ms),
     "bulk-sync create ms": Math.round(first.ms),
     "re-sync unchanged ms": Math.round(again.ms),
     "raw insert ms": Math.round(rawMs),

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
+import { PlannerStatistics } from "./statistics.ts"
 
 const dir = fileURLToPath(new URL("../migrations/", import.meta.url))
 
@@ -67,5 +68,10 @@ const loader: Migrator.Loader = Effect.sync(() =>
     ])
 )
 
-/** Applies pending migrations; a second run is a no-op. */
-export const migrate = Migrator.make({})({ loader, table: "mes_migrations" })
+/**
+ * Applies pending migrations (a second run is a no-op), then analyzes the tables that were never analyzed
+ * (statistics.ts: the first import of a fresh database would otherwise plan its checks as if every index were alike).
+ */
+export const migrate = Migrator.make({})({ loader, table: "mes_migrations" }).pipe(
+  Effect.tap(() => PlannerStatistics.analyzeFresh)
+)
