@@ -202,58 +202,83 @@ const networkMessage = (e: unknown): string => {
   return `network error: ${detail}`.slice(0, 500)
 }
 
+/** Where an attempt goes, parsed once per webhook URL (a bounded cache: URLs rarely change). */
+const targets = new Map<string, http.RequestOptions & { readonly secure: boolean }>()
+const targetOf = (url: string) => {
+  let target = targets.get(url)
+  if (target === undefined) {
+    const u = new URL(url)
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`unsupported protocol ${u.protocol}`)
+    const secure = u.protocol === "https:"
+    target = {
+      secure,
+      protocol: u.protocol,
+      hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
+      port: u.port === "" ? undefined : Number(u.port),
+      path: `${u.pathname}${u.search}`,
+      ...(u.username !== "" || u.password !== "" ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
+      method: "POST",
+      agent: secure ? agents["https:"] : agents["http:"]
+    }
+    if (targets.size >= 1_000) targets.clear()
+    targets.set(url, target)
+  }
+  return target
+}
+
 /**
- * POSTs the body and answers what came of it; reads at most 64 KiB of the answer (kept short for
- * last_error) and drops the rest. Never rejects: a network error, a timeout or an abort is a result.
+ * POSTs the body and calls `done` once with what came of it; reads at most 64 KiB of the answer (kept short for
+ * last_error) and drops the rest. A network error or the timeout is a result too. Returns a function that abandons
+ * the attempt (no `done` then).
  */
-const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal) =>
-  new Promise<SendResult>((resolve) => {
-    let settled = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const finish = (result: SendResult) => {
-      if (settled) return
-      settled = true
-      if (timer !== undefined) clearTimeout(timer)
-      resolve(result)
-    }
-    try {
-      const target = new URL(url)
-      const agent = target.protocol === "https:" ? agents["https:"] : target.protocol === "http:" ? agents["http:"] : undefined
-      if (agent === undefined) return finish({ _tag: "NetworkError", message: `network error: unsupported protocol ${target.protocol}` })
-      const request = agent === agents["https:"] ? https.request : http.request
-      // Redirects are not followed (node:http never does): a 3xx is a failed attempt (following one could
-      // reach an address the SSRF guard refused, and the signature is bound to the registered URL).
-      const req = request(target, {
-        method: "POST",
-        agent,
-        signal,
-        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }
-      }, (res) => {
-        let text = ""
-        let read = 0
-        const answer = () => finish({ _tag: "Response", status: res.statusCode ?? 0, snippet: text.slice(0, 200) })
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => {
-          read += chunk.length
-          if (text.length < 512) text += chunk
-          if (read > MAX_BODY_READ) {
-            answer()
-            res.destroy()
-          }
-        })
-        res.on("end", answer)
-        res.on("error", (e) => finish({ _tag: "NetworkError", message: networkMessage(e) }))
+const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number, done: (result: SendResult) => void) => {
+  let settled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let req: http.ClientRequest | undefined
+  const finish = (result: SendResult) => {
+    if (settled) return
+    settled = true
+    if (timer !== undefined) clearTimeout(timer)
+    done(result)
+  }
+  try {
+    const { secure, ...target } = targetOf(url)
+    // Redirects are not followed (node:http never does): a 3xx is a failed attempt (following one could
+    // reach an address the SSRF guard refused, and the signature is bound to the registered URL).
+    req = (secure ? https.request : http.request)({
+      ...target,
+      headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }
+    }, (res) => {
+      let text = ""
+      let read = 0
+      const answer = () => finish({ _tag: "Response", status: res.statusCode ?? 0, snippet: text.slice(0, 200) })
+      res.setEncoding("utf8")
+      res.on("data", (chunk: string) => {
+        read += chunk.length
+        if (text.length < 512) text += chunk
+        if (read > MAX_BODY_READ) {
+          answer()
+          res.destroy()
+        }
       })
-      timer = setTimeout(() => {
-        finish({ _tag: "Timeout" })
-        req.destroy()
-      }, timeoutMs)
-      req.on("error", (e) => finish({ _tag: "NetworkError", message: networkMessage(e) }))
-      req.end(body)
-    } catch (e) {
-      finish({ _tag: "NetworkError", message: networkMessage(e) })
-    }
-  })
+      res.on("end", answer)
+      res.on("error", (e) => finish({ _tag: "NetworkError", message: networkMessage(e) }))
+    })
+    timer = setTimeout(() => {
+      finish({ _tag: "Timeout" })
+      req?.destroy()
+    }, timeoutMs)
+    req.on("error", (e) => finish({ _tag: "NetworkError", message: networkMessage(e) }))
+    req.end(body)
+  } catch (e) {
+    finish({ _tag: "NetworkError", message: networkMessage(e) })
+  }
+  return () => {
+    settled = true
+    if (timer !== undefined) clearTimeout(timer)
+    req?.destroy()
+  }
+}
 
 const make = (options: DispatcherOptions) =>
   Effect.gen(function*() {
@@ -291,7 +316,10 @@ const make = (options: DispatcherOptions) =>
         body: d.body,
         timestamp: Math.floor(Date.now() / 1000)
       })
-      return Effect.promise((signal) => post(d.url, d.body, headers, config.timeoutMs, signal))
+      return Effect.callback<SendResult>((resume) => {
+        const abandon = post(d.url, d.body, headers, config.timeoutMs, (result) => resume(Effect.succeed(result)))
+        return Effect.sync(abandon)
+      })
     }
 
     /** The outcome of a failed attempt: retry per the schedule, or failed when it is used up. */

@@ -19,13 +19,24 @@ export const standardWebhooksKey = (secret: string): Buffer => {
   return m !== null ? Buffer.from(m[1]!, "base64") : Buffer.from(secret, "utf8")
 }
 
-/** `X-Service-Signature`: lowercase hex HMAC-SHA256 of the body with the UTF-8 secret. */
+// the dispatcher signs every attempt: the keys of the secrets it saw last are kept (a bounded cache)
+const standardKeys = new Map<string, Buffer>()
+const cachedStandardKey = (secret: string): Buffer => {
+  let key = standardKeys.get(secret)
+  if (key === undefined) {
+    if (standardKeys.size >= 1_000) standardKeys.clear()
+    standardKeys.set(secret, key = standardWebhooksKey(secret))
+  }
+  return key
+}
+
+/** `X-Service-Signature`: lowercase hex HMAC-SHA256 of the body with the UTF-8 secret (a string key is its UTF-8 bytes). */
 export const serviceSignature = (secret: string, body: string): string =>
-  createHmac("sha256", Buffer.from(secret, "utf8")).update(body, "utf8").digest("hex")
+  createHmac("sha256", secret).update(body, "utf8").digest("hex")
 
 /** `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `${id}.${timestamp}.${body}`. */
 export const standardWebhooksSignature = (secret: string, id: string, timestamp: number, body: string): string =>
-  "v1," + createHmac("sha256", standardWebhooksKey(secret)).update(`${id}.${timestamp}.${body}`, "utf8").digest("base64")
+  "v1," + createHmac("sha256", cachedStandardKey(secret)).update(`${id}.${timestamp}.${body}`, "utf8").digest("base64")
 
 /** Every header of one delivery attempt. */
 export const deliveryHeaders = (input: {
