@@ -43,7 +43,8 @@ const startServer = async (db: DbKind, database: Database | undefined, extraEnv:
   child.on("exit", () => live.delete(child))
   let stderr = ""
   child.stderr!.on("data", (d) => {
-    stderr = (stderr + String(d)).slice(-4000); if (process.env.BENCH_TEE) process.stderr.write(d)
+    stderr = (stderr + String(d)).slice(-4000)
+    if (process.env.BENCH_TEE) process.stderr.write(d)
   })
   const waiting: Array<(msg: Record<string, unknown>) => void> = []
   let onReady: ((msg: Record<string, unknown>) => void) | undefined

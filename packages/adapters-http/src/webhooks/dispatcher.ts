@@ -35,6 +35,7 @@ import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
+import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -202,29 +203,20 @@ const networkMessage = (e: unknown): string => {
   return `network error: ${detail}`.slice(0, 500)
 }
 
-/** Where an attempt goes, parsed once per webhook URL (a bounded cache: URLs rarely change). */
-const targets = new Map<string, http.RequestOptions & { readonly secure: boolean }>()
-const targetOf = (url: string) => {
-  let target = targets.get(url)
-  if (target === undefined) {
-    const u = new URL(url)
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`unsupported protocol ${u.protocol}`)
-    const secure = u.protocol === "https:"
-    target = {
-      secure,
-      protocol: u.protocol,
-      hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
-      port: u.port === "" ? undefined : Number(u.port),
-      path: `${u.pathname}${u.search}`,
-      ...(u.username !== "" || u.password !== "" ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
-      method: "POST",
-      agent: secure ? agents["https:"] : agents["http:"]
-    }
-    if (targets.size >= 1_000) targets.clear()
-    targets.set(url, target)
+/** Where an attempt goes, parsed once per webhook URL (URLs rarely change). */
+const targetOf = boundedMemo((url): http.RequestOptions => {
+  const u = new URL(url)
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error(`unsupported protocol ${u.protocol}`)
+  return {
+    protocol: u.protocol,
+    hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
+    port: u.port === "" ? undefined : Number(u.port),
+    path: `${u.pathname}${u.search}`,
+    ...(u.username !== "" || u.password !== "" ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
+    method: "POST",
+    agent: agents[u.protocol]
   }
-  return target
-}
+})
 
 /**
  * POSTs the body and calls `done` once with what came of it; reads at most 64 KiB of the answer (kept short for
@@ -242,10 +234,10 @@ const post = (url: string, body: string, headers: Record<string, string>, timeou
     done(result)
   }
   try {
-    const { secure, ...target } = targetOf(url)
+    const target = targetOf(url)
     // Redirects are not followed (node:http never does): a 3xx is a failed attempt (following one could
     // reach an address the SSRF guard refused, and the signature is bound to the registered URL).
-    req = (secure ? https.request : http.request)({
+    req = (target.protocol === "https:" ? https.request : http.request)({
       ...target,
       headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }
     }, (res) => {

@@ -10,6 +10,7 @@
 //   package's `new Webhook(Buffer.from(secret, "utf8"), { format: "raw" })`: its raw *string* form
 //   keeps only the low byte of each character, which differs for non-ASCII secrets).
 import { createHmac } from "node:crypto"
+import { boundedMemo } from "./bounded-memo.ts"
 
 const WHSEC = /^whsec_([A-Za-z0-9+/]+={0,2})$/
 
@@ -19,16 +20,8 @@ export const standardWebhooksKey = (secret: string): Buffer => {
   return m !== null ? Buffer.from(m[1]!, "base64") : Buffer.from(secret, "utf8")
 }
 
-// the dispatcher signs every attempt: the keys of the secrets it saw last are kept (a bounded cache)
-const standardKeys = new Map<string, Buffer>()
-const cachedStandardKey = (secret: string): Buffer => {
-  let key = standardKeys.get(secret)
-  if (key === undefined) {
-    if (standardKeys.size >= 1_000) standardKeys.clear()
-    standardKeys.set(secret, key = standardWebhooksKey(secret))
-  }
-  return key
-}
+// the dispatcher signs every attempt: the keys of the secrets it saw last are kept
+const cachedStandardKey = boundedMemo(standardWebhooksKey)
 
 /** `X-Service-Signature`: lowercase hex HMAC-SHA256 of the body with the UTF-8 secret (a string key is its UTF-8 bytes). */
 export const serviceSignature = (secret: string, body: string): string =>
