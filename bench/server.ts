@@ -11,7 +11,7 @@
 //                                                   "completed_operations":0,"time_entries":0,"open_time_entries":0}
 //   lifecycle → whole-table invariants of completed operations (lifecycle scenario), see below
 //   outbox done → drops all events so far (the seed's, written before any webhook existed)
-//   outbox N → (webhook scenarios) N copies of the tenant's newest job.created event, straight into the outbox
+//   outbox N → (webhook scenarios) N copies of the tenant's newest job.created event, straight into the event log and outbox
 //              in one INSERT … generate_series
 //              → {"ok":"outbox","inserted":N,"job_created_events":…,"job_created_undispatched":N+1,"ms":40}
 //   dispatcher start → starts WebhookDispatcher.layerConfig (MES_WEBHOOK_* from the environment, as `mes serve`)
@@ -31,7 +31,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { CommitSignal, HttpServerLive, WebhookDispatcher } from "@mes/adapters-http"
-import { Db, PlannerStatistics, StoresPg } from "@mes/adapters-pg"
+import { Db, eventWrites, PlannerStatistics, StoresPg } from "@mes/adapters-pg"
 import { DeliveryStore, DomainLive, Tenants, UrlGuard } from "@mes/domain"
 
 const { values: args } = parseArgs({
@@ -198,16 +198,16 @@ const main = async () => {
         const t0 = performance.now()
         const inserted = await query(
           `WITH t AS (
-             SELECT data FROM outbox WHERE tenant_id = '${tenant.id}' AND event_type = 'job.created' ORDER BY id DESC LIMIT 1
+             SELECT data FROM event_log WHERE tenant_id = '${tenant.id}' AND event_type = 'job.created' ORDER BY seq DESC LIMIT 1
            ), g AS (
              SELECT i, gen_random_uuid() AS job_id, 'WH-' || lpad(i::text, 6, '0') AS job_number FROM generate_series(1, ${n}) AS i
-           )
-           INSERT INTO outbox (tenant_id, event_id, event_type, data)
-           SELECT '${tenant.id}', mes_uuid7(), 'job.created',
+           ), ${
+            eventWrites(`'${tenant.id}'`, `SELECT mes_uuid7() AS event_id, 'job.created' AS type,
              jsonb_set(jsonb_set(jsonb_set(jsonb_set(t.data::jsonb, '{job_id}', to_jsonb(g.job_id)), '{job_number}', to_jsonb(g.job_number)),
-               '{job,id}', to_jsonb(g.job_id)), '{job,job_number}', to_jsonb(g.job_number))::json
-           FROM t, g ORDER BY g.i
-           RETURNING id`
+               '{job,id}', to_jsonb(g.job_id)), '{job,job_number}', to_jsonb(g.job_number))::json AS data, g.i AS n
+             FROM t, g`)
+          }
+           SELECT id FROM ev`
         )
         const ms = Math.round(performance.now() - t0)
         const [row] = await query(

@@ -9,7 +9,7 @@ import { Duration, Effect, Exit, Layer, References, Scope } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { EVENT_TYPES, UrlGuard } from "@mes/domain"
-import { Db, DeliveryStorePg, testDatabaseKind } from "@mes/adapters-pg"
+import { Db, DeliveryStorePg, eventWrites, testDatabaseKind } from "@mes/adapters-pg"
 import { DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
 import { type Harness, nestedJob, startServer } from "./harness.ts"
 
@@ -143,7 +143,7 @@ const register = async (api: Api, url: string, events: ReadonlyArray<string>) =>
 
 const enqueue = async (tenantId: string, eventType: string, data: Record<string, unknown>) => {
   const rows = await h.sql(
-    "INSERT INTO outbox (tenant_id, event_id, event_type, data) VALUES ($1, gen_random_uuid(), $2, $3::jsonb) RETURNING event_id",
+    `WITH ${eventWrites("$1", "SELECT gen_random_uuid() AS event_id, $2::text AS type, $3::text AS data, 1 AS n")} SELECT event_id FROM ev_rows`,
     [tenantId, eventType, JSON.stringify(data)]
   )
   return rows[0]!.event_id as string
@@ -436,8 +436,9 @@ describe("webhook dispatcher", () => {
     const N = 120
     for (let i = 0; i < N; i += 40) {
       await h.sql(
-        `INSERT INTO outbox (tenant_id, event_id, event_type, data)
-         SELECT $1, gen_random_uuid(), 'operation.completed', jsonb_build_object('n', g) FROM generate_series($2::int, $3::int) g`,
+        `WITH ${
+          eventWrites("$1", "SELECT gen_random_uuid() AS event_id, 'operation.completed' AS type, json_build_object('n', g) AS data, g AS n FROM generate_series($2::int, $3::int) g")
+        } SELECT 1`,
         [t.tenantId, i, i + 39]
       )
     }

@@ -1,6 +1,7 @@
 // Every event of spec 6.1 from its emitter, written to the outbox in the change's transaction
 // (docs/events.md): a refused or rolled-back change writes none.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { EVENT_TYPES } from "@mes/domain"
 import { client, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let h: Harness
@@ -15,15 +16,24 @@ beforeAll(async () => {
   ;({ tenantId, api } = await h.as("Events"))
   operator = (await api.post("/api-profiles", { display_name: "Olga" })).body.data.profile.id
   cell = (await api.post("/api-cells", { name: "Saw" })).body.data.cell.id
+  // a webhook subscribed to every event type, so that every event is queued (no dispatcher runs in this file)
+  expect((await api.post("/api-webhooks", { url: "https://hooks.example.com/all", events: [...EVENT_TYPES] })).status).toBe(201)
 })
 afterAll(() => h.close())
 
 let mark = 0
 /** Events written since the last call, oldest first. */
 const fresh = async () => {
-  const rows = await h.sql("SELECT id, event_type, data, tenant_id FROM outbox WHERE id > $1 ORDER BY id", [mark])
+  // the payload is kept once, in the event log; each event is queued for delivery by its outbox row, which refers
+  // to it by (tenant_id, xid, id) (migration 0023; the tenant's webhook subscribes to every event)
+  const rows = await h.sql(
+    `SELECT l.seq AS id, l.event_type, l.data, o.event_type AS queued_type
+     FROM event_log l LEFT JOIN outbox o ON o.tenant_id = l.tenant_id AND o.xid = l.xid AND o.id = l.seq AND o.event_id = l.event_id
+     WHERE l.tenant_id = $1 AND l.seq > $2 ORDER BY l.seq`,
+    [tenantId, mark]
+  )
   if (rows.length > 0) mark = Number(rows[rows.length - 1]!.id)
-  for (const r of rows) expect(r.tenant_id).toBe(tenantId)
+  for (const r of rows) expect(r.queued_type).toBe(r.event_type)
   return rows.map((r) => ({ type: r.event_type as string, data: r.data as Record<string, any> }))
 }
 const types = async () => (await fresh()).map((e) => e.type)
@@ -32,6 +42,27 @@ beforeEach(async () => {
 })
 
 const newJob = async (parts = 1, ops = 1) => (await api.post("/api-jobs", nestedJob(`EV-${++n}`, parts, ops))).body.data
+
+describe("queued for delivery only when subscribed", () => {
+  it("an event is kept in the event log always, and queued in the outbox only while an active webhook of its tenant subscribes to it", async () => {
+    const other = await h.as("Events, subscribed to job.created")
+    const webhook = (await other.api.post("/api-webhooks", { url: "https://hooks.example.com/jobs", events: ["job.created"] })).body.data.webhook
+    const written = async () =>
+      (await h.sql(
+        `SELECT l.event_type, o.id IS NOT NULL AS queued
+         FROM event_log l LEFT JOIN outbox o ON o.tenant_id = l.tenant_id AND o.xid = l.xid AND o.id = l.seq
+         WHERE l.tenant_id = $1 ORDER BY l.seq`,
+        [other.tenantId]
+      )).map((r) => `${r.event_type as string}${r.queued === true ? " queued" : ""}`)
+    expect((await other.api.post("/api-jobs", nestedJob("SUB-1", 2, 1))).status).toBe(201)
+    expect(await written()).toEqual(["job.created queued", "part.created", "part.created"])
+    expect((await other.api.patch(`/api-webhooks?id=${webhook.id}`, { active: false })).status).toBe(200)
+    expect((await other.api.post("/api-jobs", nestedJob("SUB-2", 1, 1))).status).toBe(201)
+    expect((await written()).slice(3)).toEqual(["job.created", "part.created"])
+    // nothing of it reached this file's tenant
+    expect(await fresh()).toEqual([])
+  })
+})
 
 describe("job events", () => {
   it("POST /api-jobs emits job.created with the record, and part.created per part", async () => {

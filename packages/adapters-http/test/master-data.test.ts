@@ -15,7 +15,7 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const outboxCount = async () => Number((await h.sql("SELECT count(*) AS n FROM outbox WHERE tenant_id = $1", [tenantId]))[0]!.n)
+const outboxCount = async () => Number((await h.sql("SELECT count(*) AS n FROM event_log WHERE tenant_id = $1", [tenantId]))[0]!.n)
 const updatedAt = async (table: string, id: string) => String((await h.sql(`SELECT updated_at::text AS t FROM ${table} WHERE id = $1`, [id]))[0]!.t)
 
 describe("PUT /api-cells/sync and POST /api-cells/bulk-sync (spec 4.10)", () => {
@@ -349,7 +349,7 @@ describe("POST /api-erp-sync/diff and /sync, GET /api-erp-sync/status (issue 11 
   const actions = (report: any) => Object.fromEntries(Object.entries(report.results).map(([k, v]: [string, any]) => [k, v.map((r: any) => r.action)]))
   const counts = async () => (await h.sql(`SELECT (SELECT count(*) FROM jobs WHERE tenant_id = $1)::int AS jobs, (SELECT count(*) FROM parts WHERE tenant_id = $1)::int AS parts,
     (SELECT count(*) FROM cells WHERE tenant_id = $1)::int AS cells, (SELECT count(*) FROM resources WHERE tenant_id = $1)::int AS resources,
-    (SELECT count(*) FROM outbox WHERE tenant_id = $1)::int AS outbox, (SELECT count(*) FROM sync_runs WHERE tenant_id = $1)::int AS runs`, [tenantId]))[0]
+    (SELECT count(*) FROM event_log WHERE tenant_id = $1)::int AS outbox, (SELECT count(*) FROM sync_runs WHERE tenant_id = $1)::int AS runs`, [tenantId]))[0]
 
   it("diff says what a sync would do and writes nothing; sync applies it in dependency order; diff again finds it unchanged", async () => {
     const before = await counts()

@@ -37,7 +37,7 @@ describe("Idempotency-Key", () => {
     expect(second.body).toEqual(first.body)
     expect(await count("jobs", "job_number = 'IK-1'")).toBe(1)
     // one job.created event, not two
-    expect(await count("outbox", "event_type = 'job.created' AND data::text LIKE '%IK-1%'")).toBe(1)
+    expect(await count("event_log", "event_type = 'job.created' AND data::text LIKE '%IK-1%'")).toBe(1)
   })
 
   it("the same key with another body, path or method is 422 and changes nothing", async () => {

@@ -26,7 +26,7 @@ afterAll(() => h.close())
 
 /** The tenant's outbox events of `type`, oldest first. */
 const events = async (type: string) =>
-  (await h.sql("SELECT data FROM outbox WHERE tenant_id = $1 AND event_type = $2 ORDER BY id", [tenantId, type])).map((r) =>
+  (await h.sql("SELECT data FROM event_log WHERE tenant_id = $1 AND event_type = $2 ORDER BY seq", [tenantId, type])).map((r) =>
     typeof r.data === "string" ? JSON.parse(r.data) : r.data
   ) as Array<Record<string, any>>
 

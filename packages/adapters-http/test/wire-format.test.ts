@@ -4,7 +4,7 @@
 // exactly as they are when the persistence layer changes. The same snapshot holds on PGlite and on
 // PostgreSQL (DATABASE_URL). Inputs are fixed; only time-dependent values are tagged.
 //
-// Event payloads are read back from the outbox (`data` is jsonb, so their keys are in jsonb's order:
+// Event payloads are read back from the event log, where the outbox's events keep them (`data` is jsonb, so their keys are in jsonb's order:
 // shorter keys first), and two delivered webhook bodies are pinned as raw text, spacing included.
 // Snapshot names are numbered in scenario order; every mismatch is reported in one run.
 //
@@ -21,6 +21,7 @@ import { Labels, serialize, shape, type ShapeOptions, shapeText } from "./wire-s
 /** The outbox as test 13 found it before its dispatcher fanned the events out. */
 let outboxEvents: ReadonlyArray<Record<string, unknown>> = []
 let h: Harness
+let early: string
 let api: ReturnType<typeof client>
 let tenantId: string
 const labels = new Labels()
@@ -43,6 +44,10 @@ beforeAll(async () => {
   labels.name(tenantId, "tenant")
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/erp`
+  // an event is queued for delivery only while a webhook subscribes to it (docs/DECISIONS.md, "Queued only when
+  // subscribed"): this one, removed at the start of test 13, queues job.completed of J-WIRE-2 for the ERP
+  // webhook that test registers
+  early = (await api.post("/api-webhooks", { url: "https://hooks.example.com/early", events: ["job.completed"] })).body.data.webhook.id
 })
 afterAll(async () => {
   receiver.closeAllConnections()
@@ -469,6 +474,7 @@ describe("wire format (shapes of every success response and event payload)", () 
   })
 
   it("13 /api-webhooks, deliveries and /api-webhook-logs", async () => {
+    expect((await api.delete(`/api-webhooks?id=${early}`)).status).toBe(200)
     pin("POST /api-webhooks (events, generated secret)", await api.post("/api-webhooks", { url: receiverUrl, events: ["job.completed"], description: "ERP" }), 201, {
       name: (d) => remember("webhook", d.webhook.id, "webhook ERP")
     })
@@ -487,7 +493,7 @@ describe("wire format (shapes of every success response and event payload)", () 
     })
 
     // every event so far, read before the dispatcher takes them out of the outbox (test 14)
-    outboxEvents = await h.sql("SELECT event_type, data FROM outbox WHERE tenant_id = $1 ORDER BY id", [tenantId])
+    outboxEvents = await h.sql("SELECT event_type, data FROM event_log WHERE tenant_id = $1 ORDER BY seq", [tenantId])
 
     // deliver, one attempt each: the test delivery and job.completed of J-WIRE-2
     const scope = Effect.runSync(Scope.make())

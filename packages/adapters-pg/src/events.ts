@@ -42,13 +42,36 @@ export interface EventSource {
 }
 
 /**
- * One INSERT of the events of several sources into the outbox, in source order; with `interleave`, in
- * the order of the sources' `orderBy` values (ties in source order): a bulk's events record by record.
+ * The CTEs that write events: `ev_rows` selects them (`event_id` uuid, `type` text, `data` JSON text or json, `n`
+ * their order); `ev_log` keeps each payload, once, in the event log under its id from the outbox sequence and the
+ * writing transaction's id, and `ev` queues for delivery, in the outbox, a reference to each event that an active
+ * webhook of the tenant subscribes to (migration 0023): an event nobody subscribes to is never queued, and the
+ * fan-out finds the payload by (tenant_id, xid, id). Both inserts are in the change's statement, hence in its
+ * transaction. Used as `WITH …, ${eventWrites(…)} SELECT …`; `ev` returns the queued rows' id and event_id.
+ */
+export const eventWrites = (tenant: string, rows: string) => `ev_in AS (${rows}),
+ev_rows AS (SELECT nextval('outbox_id_seq') AS id, r.* FROM (SELECT * FROM ev_in ORDER BY n) r),
+ev_log AS (
+  INSERT INTO event_log (tenant_id, seq, event_id, event_type, data, occurred_at)
+  SELECT ${tenant}, r.id, r.event_id, r.type, r.data::json, now() FROM ev_rows r
+),
+ev AS (
+  INSERT INTO outbox (id, tenant_id, event_id, event_type)
+  SELECT r.id, ${tenant}, r.event_id, r.type FROM ev_rows r
+  WHERE r.type = ANY (ARRAY(SELECT DISTINCT e FROM webhooks w, unnest(w.events) e WHERE w.tenant_id = ${tenant} AND w.active))
+  RETURNING id, event_id
+)`
+
+/**
+ * The events of several sources (eventWrites' CTEs), in source order; with `interleave`, in the order of the
+ * sources' `orderBy` values (ties in source order): a bulk's events record by record.
  */
 export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>, o: { readonly interleave?: boolean } = {}) =>
-  `INSERT INTO outbox (tenant_id, event_id, event_type, data)
-   SELECT ${tenant}, mes_uuid7(), e.type, e.data::json FROM (
+  eventWrites(
+    tenant,
+    `SELECT mes_uuid7() AS event_id, e.type, e.data, row_number() OVER (ORDER BY ${o.interleave === true ? "e.n, e.source" : "e.source, e.n"}) AS n FROM (
      ${sources.map((s, i) =>
-    `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `${literal(s.event.type)}::text`} AS type, ${payloadSql(s.event.shape, s.payload)} AS data FROM ${s.from}`
-  ).join("\n     UNION ALL ")}
-   ) e ORDER BY ${o.interleave === true ? "e.n, e.source" : "e.source, e.n"}`
+      `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `${literal(s.event.type)}::text`} AS type, ${payloadSql(s.event.shape, s.payload)} AS data FROM ${s.from}`
+    ).join("\n     UNION ALL ")}
+   ) e`
+  )

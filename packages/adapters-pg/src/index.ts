@@ -29,6 +29,7 @@ export type { Database } from "./client.ts"
 export { latestMigration, migrate, splitStatements } from "./migrator.ts"
 export { IdempotencyPg, ReadinessPg }
 export { DeliveryStorePg, OutboxPg }
+export { eventWrites } from "./events.ts"
 export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 

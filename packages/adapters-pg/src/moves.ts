@@ -72,7 +72,7 @@ export type MoveAdditions = (plan: MovePlan) => Pick<WriteOptions, "ctes" | "sel
 
 const finish = (o: WriteOptions, events: ReadonlyArray<EventSource>) => `
 ${(o.ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")}
-${events.length + (o.moreEvents ?? []).length > 0 ? `, ev AS (${insertEvents("$1", [...events, ...(o.moreEvents ?? [])])})` : ""}
+${events.length + (o.moreEvents ?? []).length > 0 ? `, ${insertEvents("$1", [...events, ...(o.moreEvents ?? [])])}` : ""}
 SELECT ow.tenant_id AS owner, ow.status AS current, m.json, m.previous,
   ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs
   ${(o.select ?? []).map(([name, expr]) => `, ${expr} AS ${name}`).join("")}

@@ -104,7 +104,7 @@ describe("transactions", () => {
       const [row] = yield* sql<{ jobs: number; parts: number; events: number; counted: number }>`
         SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id}) AS jobs,
                (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id}) AS parts,
-               (SELECT count(*)::int FROM outbox WHERE tenant_id = ${tenant.id}) AS events,
+               (SELECT count(*)::int FROM event_log WHERE tenant_id = ${tenant.id}) AS events,
                (SELECT current_month_parts FROM tenant_usage WHERE tenant_id = ${tenant.id}) AS counted`
       return row!
     }))

@@ -374,7 +374,7 @@ describe("crash safety (issue 8 item 8)", () => {
     inspect.child.kill("SIGTERM")
     expect((await inspect.exited).code).toBe(0)
     const rows = await sqlOf(`SELECT
-        (SELECT count(*)::int FROM outbox WHERE event_type = 'job.created' AND data::text LIKE '%${source}%') AS job_events,
+        (SELECT count(*)::int FROM event_log WHERE event_type = 'job.created' AND data::text LIKE '%${source}%') AS job_events,
         (SELECT count(*)::int FROM parts p JOIN jobs j ON j.id = p.job_id WHERE j.external_source = '${source}') AS parts,
         (SELECT coalesce(sum(parts), 0)::int FROM part_usage) AS counted,
         (SELECT count(*)::int FROM parts) AS all_parts`)

@@ -11,7 +11,7 @@ import { uuidArray } from "./common.ts"
 // order is the documented one; `timestamp` is the event's occurred_at (ISO 8601 UTC, ms).
 const FAN_OUT = `
 WITH ev AS (
-  SELECT id, tenant_id, event_id, event_type, data, occurred_at
+  SELECT id, tenant_id, xid, event_id, event_type, occurred_at
   FROM outbox
   ORDER BY id
   LIMIT $1
@@ -22,11 +22,13 @@ WITH ev AS (
     '{"event_type":' || to_json(ev.event_type)::text ||
     ',"timestamp":"' || mes_ts(ev.occurred_at) ||
     '","tenant_id":"' || ev.tenant_id::text ||
-    '","data":' || ev.data::text || '}',
+    '","data":' || l.data::text || '}',
     -- distinct, increasing in event order: due deliveries are claimed oldest event first
     clock_timestamp()
   FROM ev
   JOIN webhooks w ON w.tenant_id = ev.tenant_id AND w.active AND ev.event_type = ANY (w.events)
+  -- the payload, kept once in the event log (migration 0023)
+  JOIN event_log l ON l.tenant_id = ev.tenant_id AND l.xid = ev.xid AND l.seq = ev.id
   ORDER BY ev.id, w.id
   ON CONFLICT (event_id, webhook_id) DO NOTHING
 )

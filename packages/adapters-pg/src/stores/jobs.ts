@@ -132,14 +132,12 @@ pd AS (
 ),
 d AS (SELECT left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd), '') || ']}' AS json FROM j),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVING count(*) > 0),
-ev AS (
-  ${
+${
     insertEvents("$2", [
       { event: events.job, from: "j, d", payload: { field: fieldOf(jobs, "j"), record: "d.json" } },
       { event: events.part, from: "pd", orderBy: "pd.n", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ])
-  }
-)
+}
 SELECT (SELECT json FROM d) AS json,
   ${nestedPlanRefusals},
   EXISTS (SELECT 1 FROM jobs x WHERE x.tenant_id = $2 AND x.job_number = $1::jsonb->'job'->>'job_number' AND x.deleted_at IS NULL) AS taken`

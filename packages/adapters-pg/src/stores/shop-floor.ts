@@ -144,7 +144,7 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
       WHERE i.tenant_id = $1 AND i.template_id = $2
       RETURNING s.*, substeps_json(s) AS json
     ),
-    ev AS (${insertEvents("$1", [{ event: eventPlan("step.added"), from: "m", orderBy: "m.sequence", payload: { field: substepField, record: "m.json" } }])})
+    ${insertEvents("$1", [{ event: eventPlan("step.added"), from: "m", orderBy: "m.sequence", payload: { field: substepField, record: "m.json" } }])}
     SELECT json FROM m ORDER BY sequence`
   return TemplateStore.of({
     ...base,

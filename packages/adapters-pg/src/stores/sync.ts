@@ -130,8 +130,7 @@ o AS (
 jk AS (SELECT j.*, jin.k FROM j JOIN jin ON jin.id = j.id),
 pk AS (SELECT p.*, pin.k, pin.n FROM p JOIN pin ON pin.id = p.id),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p WHERE p.inserted HAVING count(*) > 0),
-ev AS (
-  ${
+${
     insertEvents("$2", [
       ...(["job.created", "job.updated"] as const).map((type) => ({
         event: eventPlan(type),
@@ -148,8 +147,7 @@ ev AS (
         payload: { field: fieldOf(parts, "pk"), record: "pk.doc" }
       }
     ], { interleave: true })
-  }
-),
+},
 written AS (SELECT k FROM pk UNION SELECT oin.k FROM o JOIN oin ON oin.id = o.id),
 -- a row the upsert skipped is one it found holding the synced values already, unless the checks saw no row
 -- there (a concurrent sync wrote it meanwhile): then all is undone
@@ -206,16 +204,14 @@ p AS (
   RETURNING t.*, (xmax = 0) AS inserted
 ),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, 1 FROM p WHERE p.inserted),
-ev AS (
-  ${
+${
     insertEvents("$2", [{
       event: eventPlan("part.created"),
       typeSql: "CASE WHEN p.inserted THEN 'part.created' ELSE 'part.updated' END",
       from: "p",
       payload: { field: fieldOf(parts, "p"), record: "p.doc" }
     }])
-  }
-)
+}
 SELECT CASE WHEN (SELECT ok FROM ok) THEN coalesce((SELECT id FROM p), (SELECT id FROM existing)) END AS id,
   CASE WHEN NOT EXISTS (SELECT 1 FROM p) THEN 'unchanged' WHEN (SELECT inserted FROM p) THEN 'created' ELSE 'updated' END AS action,
   CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM p) AND NOT EXISTS (SELECT 1 FROM existing) THEN mes_conflict('sync overtaken') END AS overtaken,
