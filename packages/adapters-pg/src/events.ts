@@ -42,9 +42,9 @@ export interface EventSource {
 }
 
 /**
- * The CTEs that write events: `ev_rows` selects them (`event_id` uuid, `type` text, `data` JSON text or json, `n`
- * their order); `ev_log` keeps each payload, once, in the event log under its id from the outbox sequence and the
- * writing transaction's id, and `ev` queues for delivery, in the outbox, a reference to each event that an active
+ * The CTEs that write events: `rows` selects them (`event_id` uuid, `type` text, `data` JSON text or json, `n`
+ * their order) as `ev_in`; `ev_rows` numbers them from the outbox sequence in that order; `ev_log` keeps each
+ * payload, once, in the event log under that id and the writing transaction's id, and `ev` queues for delivery, in the outbox, a reference to each event that an active
  * webhook of the tenant subscribes to (migration 0023): an event nobody subscribes to is never queued, and the
  * fan-out finds the payload by (tenant_id, xid, id). Both inserts are in the change's statement, hence in its
  * transaction. Used as `WITH …, ${eventWrites(…)} SELECT …`; `ev` returns the queued rows' id and event_id.
