@@ -42,15 +42,16 @@ export interface EventSource {
 }
 
 /**
- * The CTEs that write events: `rows` selects them (`event_id` uuid, `type` text, `data` JSON text or json, `n`
- * their order) as `ev_in`; `ev_rows` numbers them from the outbox sequence in that order; `ev_log` keeps each
- * payload, once, in the event log under that id and the writing transaction's id, and `ev` queues for delivery, in the outbox, a reference to each event that an active
- * webhook of the tenant subscribes to (migration 0023): an event nobody subscribes to is never queued, and the
- * fan-out finds the payload by (tenant_id, xid, id). Both inserts are in the change's statement, hence in its
- * transaction. Used as `WITH …, ${eventWrites(…)} SELECT …`; `ev` returns the queued rows' id and event_id.
+ * The CTEs that write events: `rows` selects them (`event_id` uuid, `type` text, `data` JSON text or json) as
+ * `ev_in`; `ev_rows` numbers them from the outbox sequence in the order `orderBy` (over `ev_in`'s columns) gives;
+ * `ev_log` keeps each payload, once, in the event log under that id and the writing transaction's id, and `ev`
+ * queues for delivery, in the outbox, a reference to each event that an active webhook of the tenant subscribes to
+ * (migration 0023): an event nobody subscribes to is never queued, and the fan-out finds the payload by
+ * (tenant_id, xid, id). Both inserts are in the change's statement, hence in its transaction. Used as
+ * `WITH …, ${eventWrites(…)} SELECT …`; `ev` returns the queued rows' id and event_id.
  */
-export const eventWrites = (tenant: string, rows: string) => `ev_in AS (${rows}),
-ev_rows AS (SELECT nextval('outbox_id_seq') AS id, r.* FROM (SELECT * FROM ev_in ORDER BY n) r),
+export const eventWrites = (tenant: string, rows: string, orderBy = "n") => `ev_in AS (${rows}),
+ev_rows AS (SELECT nextval('outbox_id_seq') AS id, r.* FROM (SELECT * FROM ev_in ORDER BY ${orderBy}) r),
 ev_log AS (
   INSERT INTO event_log (tenant_id, seq, event_id, event_type, data, occurred_at)
   SELECT ${tenant}, r.id, r.event_id, r.type, r.data::json, now() FROM ev_rows r
@@ -69,9 +70,10 @@ ev AS (
 export const insertEvents = (tenant: string, sources: ReadonlyArray<EventSource>, o: { readonly interleave?: boolean } = {}) =>
   eventWrites(
     tenant,
-    `SELECT mes_uuid7() AS event_id, e.type, e.data, row_number() OVER (ORDER BY ${o.interleave === true ? "e.n, e.source" : "e.source, e.n"}) AS n FROM (
+    `SELECT mes_uuid7() AS event_id, e.type, e.data, e.source, e.n FROM (
      ${sources.map((s, i) =>
       `SELECT ${i} AS source, ${s.orderBy ?? "0"} AS n, ${s.typeSql ?? `${literal(s.event.type)}::text`} AS type, ${payloadSql(s.event.shape, s.payload)} AS data FROM ${s.from}`
     ).join("\n     UNION ALL ")}
-   ) e`
+   ) e`,
+    o.interleave === true ? "n, source" : "source, n"
   )

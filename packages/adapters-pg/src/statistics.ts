@@ -17,7 +17,7 @@ import { ident, literal } from "./sql-text.ts"
 
 /** The tables requests write and read by the thousand. */
 const TABLES = ["jobs", "parts", "operations", "time_entries", "issues", "substeps", "batches", "batch_operations",
-  "cells", "profiles", "webhooks", "webhook_deliveries", "webhook_logs", "outbox", "part_usage"]
+  "cells", "profiles", "webhooks", "webhook_deliveries", "webhook_logs", "outbox", "event_log", "part_usage"]
 
 /** A table this large (bytes) has enough rows for useful statistics. */
 const MIN_BYTES = 2 * 8192
