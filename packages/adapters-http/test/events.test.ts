@@ -27,7 +27,7 @@ const fresh = async () => {
   // the payload is kept once, in the event log; each event is queued for delivery by its outbox row, which refers
   // to it by (tenant_id, xid, id) (migration 0023; the tenant's webhook subscribes to every event)
   const rows = await h.sql(
-    `SELECT l.seq AS id, l.event_type, l.data, o.event_type AS queued_type
+    `SELECT l.seq AS id, l.event_type, l.data::json AS data, o.event_type AS queued_type
      FROM event_log l LEFT JOIN outbox o ON o.tenant_id = l.tenant_id AND o.xid = l.xid AND o.id = l.seq AND o.event_id = l.event_id
      WHERE l.tenant_id = $1 AND l.seq > $2 ORDER BY l.seq`,
     [tenantId, mark]

@@ -493,7 +493,7 @@ describe("wire format (shapes of every success response and event payload)", () 
     })
 
     // every event so far, read before the dispatcher takes them out of the outbox (test 14)
-    outboxEvents = await h.sql("SELECT event_type, data FROM event_log WHERE tenant_id = $1 ORDER BY seq", [tenantId])
+    outboxEvents = await h.sql("SELECT event_type, data::json AS data FROM event_log WHERE tenant_id = $1 ORDER BY seq", [tenantId])
 
     // deliver, one attempt each: the test delivery and job.completed of J-WIRE-2
     const scope = Effect.runSync(Scope.make())

@@ -54,7 +54,7 @@ export const eventWrites = (tenant: string, rows: string, orderBy = "n") => `ev_
 ev_rows AS (SELECT nextval('outbox_id_seq') AS id, r.* FROM (SELECT * FROM ev_in ORDER BY ${orderBy}) r),
 ev_log AS (
   INSERT INTO event_log (tenant_id, seq, event_id, event_type, data, occurred_at)
-  SELECT ${tenant}, r.id, r.event_id, r.type, r.data::json, now() FROM ev_rows r
+  SELECT ${tenant}, r.id, r.event_id, r.type, r.data::text, now() FROM ev_rows r
 ),
 ev AS (
   INSERT INTO outbox (id, tenant_id, event_id, event_type)

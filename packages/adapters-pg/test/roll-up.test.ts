@@ -34,7 +34,7 @@ describe.skipIf(testDatabaseKind() === "pglite")("part roll-up under concurrency
       const sql = yield* SqlClient
       return yield* sql<{ status: string; completed_events: number }>`
         SELECT p.status, (SELECT count(*)::int FROM event_log e
-          WHERE e.tenant_id = p.tenant_id AND e.event_type = 'part.completed' AND e.data->>'part_id' = p.id::text) AS completed_events
+          WHERE e.tenant_id = p.tenant_id AND e.event_type = 'part.completed' AND e.data::json->>'part_id' = p.id::text) AS completed_events
         FROM parts p WHERE p.tenant_id = ${tenant.id} AND p.id IN ${sql.in(parts)}`
     }))
     expect(rows).toHaveLength(rounds)

@@ -21,7 +21,7 @@ export const ChangeFeedStorePg = Layer.effect(ChangeFeedStore, Effect.gen(functi
         last AS (SELECT xid, seq FROM page ORDER BY xid DESC, seq DESC LIMIT 1)
         SELECT '[' || coalesce(string_agg(
             '{"cursor":' || to_json(p.xid::text || '.' || p.seq::text)::text || ',"event_id":"' || p.event_id || '","event_type":'
-            || to_json(p.event_type)::text || ',"occurred_at":"' || mes_ts(p.occurred_at) || '","data":' || p.data::text || '}',
+            || to_json(p.event_type)::text || ',"occurred_at":"' || mes_ts(p.occurred_at) || '","data":' || p.data || '}',
             ',' ORDER BY p.xid, p.seq), '') || ']' AS changes,
           count(*)::int AS count, (SELECT xid::text FROM last) AS xid, (SELECT seq::text FROM last) AS seq
         FROM page p`.pipe(

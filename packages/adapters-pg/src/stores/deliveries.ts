@@ -22,7 +22,7 @@ WITH ev AS (
     '{"event_type":' || to_json(ev.event_type)::text ||
     ',"timestamp":"' || mes_ts(ev.occurred_at) ||
     '","tenant_id":"' || ev.tenant_id::text ||
-    '","data":' || l.data::text || '}',
+    '","data":' || l.data || '}',
     -- distinct, increasing in event order: due deliveries are claimed oldest event first
     clock_timestamp()
   FROM ev

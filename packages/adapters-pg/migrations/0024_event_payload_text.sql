@@ -1,0 +1,16 @@
+-- 0024_event_payload_text.sql: event payloads are stored as the text the writing statement built.
+--
+-- Every writer assembles each payload from values PostgreSQL itself turned into JSON (to_json, the records'
+-- documents) or from JSON.stringify (Outbox.append), and every reader splices it into a larger JSON text
+-- (fan-out, change feed). A `json` column parsed each payload again on insert, only to check what is valid by
+-- construction: a nested create's job.created carries the whole job (≈ 15 KB), and the parse was ≈ 8 % of the
+-- statement's backend CPU (measured: 1.63 → 1.50 ms per nested create). The key order stays the built one.
+ALTER TABLE event_log ALTER COLUMN data TYPE text;
+
+-- the type change resets the column's compression to the default: lz4 again where the server has it (0023)
+DO $$
+BEGIN
+  ALTER TABLE event_log ALTER COLUMN data SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported THEN
+  NULL;
+END $$;
