@@ -4,8 +4,9 @@
 // exactly as they are when the persistence layer changes. The same snapshot holds on PGlite and on
 // PostgreSQL (DATABASE_URL). Inputs are fixed; only time-dependent values are tagged.
 //
-// Event payloads are read back from the event log, where the outbox's events keep them (`data` is jsonb, so their keys are in jsonb's order:
-// shorter keys first), and two delivered webhook bodies are pinned as raw text, spacing included.
+// Event payloads are read back from the event log, where the outbox's events keep them (`data` is the JSON text each
+// write built, so their keys are in the documented order of docs/events.md), and two delivered webhook bodies are
+// pinned as raw text, spacing included.
 // Snapshot names are numbered in scenario order; every mismatch is reported in one run.
 //
 // A deliberate format change: update the snapshot (`vitest run -u <this file>`) and review the diff.
