@@ -67,26 +67,28 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
     `LEFT JOIN LATERAL (SELECT ${alias}.id, ${alias} AS row FROM ${table} ${alias} WHERE ${
       keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
     }${live}) s ON true`
+  // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
+  // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 127-138 ms → 108-116)
   return `
 WITH rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
 ${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
 jin AS MATERIALIZED (
   SELECT rec.k, x.r, s.id AS stored_id, coalesce(s.id, (x.r).id) AS id
   FROM rec ${stored("jobs", "j", "rec.v->'job'", " AND j.deleted_at IS NULL")}
-  CROSS JOIN LATERAL (SELECT ${synced("jobs", "s.row", "rec.v->'job'")}) x (r)
+  CROSS JOIN LATERAL (SELECT ${synced("jobs", "s.row", "rec.v->'job'")} OFFSET 0) x (r)
 ),
 pin AS MATERIALIZED (
   SELECT x.k, x.n, x.r, (x.r).id AS plan_id, coalesce(s.id, (x.r).id) AS id, (s.row).job_id AS stored_job
   FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'parts') WITH ORDINALITY e (v, n)) y
   ${stored("parts", "p", "y.v")}
-  CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", "y.v")}) x (k, n, r)
+  CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", "y.v")} OFFSET 0) x (k, n, r)
 ),
 elsewhere AS (SELECT pin.k, pin.n FROM pin JOIN jin ON jin.k = pin.k WHERE pin.stored_job IS NOT NULL AND pin.stored_job <> jin.id),
 oin AS MATERIALIZED (
   SELECT x.k, x.n, x.cell_name, x.r, coalesce(s.id, (x.r).id) AS id, pin.id AS part_id, (s.row).part_id AS stored_part
   FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'operations') WITH ORDINALITY e (v, n)) y
   ${stored("operations", "o", "y.v")}
-  CROSS JOIN LATERAL (SELECT y.k, y.n, y.v->>'cell_name', ${synced("operations", "s.row", "y.v")}) x (k, n, cell_name, r)
+  CROSS JOIN LATERAL (SELECT y.k, y.n, y.v->>'cell_name', ${synced("operations", "s.row", "y.v")} OFFSET 0) x (k, n, cell_name, r)
   LEFT JOIN pin ON pin.plan_id = (x.r).part_id
 ),
 moved AS (SELECT oin.k, oin.n FROM oin WHERE oin.stored_part IS NOT NULL AND oin.stored_part <> oin.part_id),
