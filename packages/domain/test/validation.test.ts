@@ -555,7 +555,7 @@ describe("input PostgreSQL cannot store (issue 8)", () => {
     ])
   })
 
-  it("nestsDeeperThan counts arrays and objects, iteratively", () => {
+  it("nestsDeeperThan counts arrays and objects, and stops at the limit (100,000 levels do not overflow the stack)", () => {
     const deep = JSON.parse("[".repeat(100_000) + "]".repeat(100_000))
     expect(nestsDeeperThan(deep, 64)).toBe(true)
     expect(nestsDeeperThan({ a: [{ b: [1] }] }, 4)).toBe(false)

@@ -26,6 +26,7 @@ import { CellSync } from "../cells/schema.ts"
 import { ResourceSync } from "../resources/schema.ts"
 import { checkedReferences, missingReferenceDetails, type Reference } from "../references.ts"
 import type { JsonText } from "../json.ts"
+import { sha256Hex } from "../tenants/keys.ts"
 import { type Constraint, detail, decodeInput, failIfAny, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
@@ -104,12 +105,9 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
     const keys = items.map(keyOf)
     const count = new Map<string, number>()
     for (const k of keys) if (k !== undefined) count.set(recordKey(k), (count.get(recordKey(k)) ?? 0) + 1)
-    const encoder = new TextEncoder()
-    return Promise.all(keys.map(async (k, i) => {
-      if (k === undefined || count.get(recordKey(k)) !== 1) return undefined
-      const digest = await crypto.subtle.digest("SHA-256", encoder.encode(JSON.stringify(items[i])))
-      return { ...k, hash: Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("") }
-    }))
+    return Promise.all(keys.map(async (k, i) =>
+      k === undefined || count.get(recordKey(k)) !== 1 ? undefined : { ...k, hash: await sha256Hex(JSON.stringify(items[i])) }
+    ))
   })
 
 const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
