@@ -96,11 +96,14 @@ describe("PUT /api-jobs/sync", () => {
     const twice = erpJob("E-TWICE", "SYNC-TWICE")
     ;(twice.parts[1] as Record<string, unknown>).external_id = "E-TWICE-p1"
     ;(twice.parts[0]!.operations![1] as Record<string, unknown>).external_id = "E-TWICE-p1-o1"
+    // and once more under the second part: the detail names that part's operation
+    ;(twice.parts[1] as Record<string, unknown>).operations = [{ external_id: "E-TWICE-p1-o1", operation_name: "Paint", sequence: 1, cell_name: "Saw" }]
     const res = await api.put("/api-jobs/sync", twice)
     expect(res.status).toBe(422)
     expect(res.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([
       ["parts[0].operations[1].external_id", "UNIQUE_CONSTRAINT"],
-      ["parts[1].external_id", "UNIQUE_CONSTRAINT"]
+      ["parts[1].external_id", "UNIQUE_CONSTRAINT"],
+      ["parts[1].operations[0].external_id", "UNIQUE_CONSTRAINT"]
     ])
   })
 

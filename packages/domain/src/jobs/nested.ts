@@ -58,10 +58,21 @@ const sequenceRules = (root: string, input: unknown, ops: ReadonlyArray<Operatio
   return out
 }
 
+/** Input fields that are not columns of the row: a part's operations and parent by number, an operation's cell by name. */
+const PART_INPUT_ONLY = ["operations", "parent_part_number", "parent_part_id"]
+const OPERATION_INPUT_ONLY = ["cell_name"]
+
 /**
- * Builds the rows of parts and operations for job `jobId` and collects every rule violation that
- * needs no database. References (ids, and cells by name) are left for the store's statement.
+ * The own fields of `o` but `skip`, then `extra`, in a new object: a plain loop, since a rest-and-spread copy
+ * (`const { skip, ...fields } = o; { ...fields }`) costs ≈ 15 times as much (a bulk of 1,000 jobs has 26,000 rows).
  */
+const fieldsOf = (o: object, skip: ReadonlyArray<string>, extra: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+  const row: Record<string, unknown> = {}
+  for (const k in o) if (Object.hasOwn(o, k) && !skip.includes(k)) row[k] = (o as Record<string, unknown>)[k]
+  for (const k in extra) row[k] = extra[k]
+  return row
+}
+
 /** One job create or sync writes at most this many parts, and this many operations in all (DECISIONS). */
 export const MAX_NESTED_PARTS = 1000
 export const MAX_NESTED_OPERATIONS = 10_000
@@ -78,13 +89,19 @@ const nestedSizeDetails = (root: string, input: unknown, parts: ReadonlyArray<Pa
   ]
 }
 
+/**
+ * Builds the rows of parts and operations for job `jobId` and collects every rule violation that
+ * needs no database. References (ids, and cells by name) are left for the store's statement.
+ */
 export const planNested = (
   root: string,
   input: unknown,
   jobId: string,
   parts: ReadonlyArray<PartLike>,
   base: Path = ["parts"],
-  existingIds?: ReadonlyArray<string>
+  existingIds?: ReadonlyArray<string>,
+  /** Further columns of every part and operation row (a sync's external_source). */
+  extra: Readonly<Record<string, unknown>> = {}
 ) =>
   Effect.gen(function*() {
     const tenant = yield* CurrentTenant
@@ -129,9 +146,13 @@ export const planNested = (
     })
 
 
-    const partRows: Array<NewRow<Part>> = parts.map((p, i) => {
-      const { operations: _ops, parent_part_number: _ppn, parent_part_id: _ppi, ...fields } = p as PartLike & Record<string, unknown>
-      return { ...fields, id: ids[i]!, tenant_id: tenant.id, job_id: jobId, parent_part_id: parentOf.get(ids[i]!) ?? null }
+    const partRows = parts.map((p, i) => {
+      const row = fieldsOf(p, PART_INPUT_ONLY, extra)
+      row.id = ids[i]!
+      row.tenant_id = tenant.id
+      row.job_id = jobId
+      row.parent_part_id = parentOf.get(ids[i]!) ?? null
+      return row as NewRow<Part>
     })
     const operationRows: Array<NestedOperation> = []
     const cellNames: Array<{ name: string; path: Path }> = []
@@ -140,21 +161,20 @@ export const planNested = (
       const opsPath = [...base, i, "operations"]
       details.push(...sequenceRules(root, input, ops, opsPath))
       ops.forEach((o, j) => {
-        const { cell_name, ...fields } = o
+        const cell_name = o.cell_name
         const cellId = o.cell_id ?? null
         if (cellId !== null) refs.push({ table: "cells", id: cellId, path: [...opsPath, j, "cell_id"] })
         else if (cell_name != null) cellNames.push({ name: cell_name, path: [...opsPath, j, "cell_name"] })
         if (o.assigned_operator_id != null) {
           refs.push({ table: "profiles", id: o.assigned_operator_id, path: [...opsPath, j, "assigned_operator_id"] })
         }
-        operationRows.push({
-          ...fields,
-          id: (o as { id?: string }).id ?? newId(),
-          tenant_id: tenant.id,
-          part_id: ids[i]!,
-          cell_id: cellId,
-          ...(cellId === null && cell_name != null ? { cell_name } : {})
-        })
+        const row = fieldsOf(o, OPERATION_INPUT_ONLY, extra)
+        row.id = (o as { id?: string }).id ?? newId()
+        row.tenant_id = tenant.id
+        row.part_id = ids[i]!
+        row.cell_id = cellId
+        if (cellId === null && cell_name != null) row.cell_name = cell_name
+        operationRows.push(row as NestedOperation)
       })
     })
     return { parts: partRows, operations: operationRows, details, refs, cellNames } satisfies NestedPlan

@@ -319,12 +319,16 @@ export class Sync extends Context.Service<Sync, {
         const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
         // rows get ids of their own; the store keeps the stored ids of rows that already exist
         const jobId = newId()
-        const nested = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map(() => newId()))
+        const nested = yield* planNested("job", body, jobId, syncedParts, ["parts"], syncedParts.map(() => newId()), { external_source: source })
         // one record names each part and operation once (the upsert could not write one row twice)
-        const opPaths = syncedParts.flatMap((p, i) => (p.operations ?? []).map((_, j): Path => ["parts", i, "operations", j, "external_id"]))
+        const opPath = (k: number): Path => {
+          let i = 0
+          while (k >= (syncedParts[i]!.operations?.length ?? 0)) k -= syncedParts[i++]!.operations?.length ?? 0
+          return ["parts", i, "operations", k, "external_id"]
+        }
         const details = [
           ...duplicates("job", body, syncedParts, (p) => p.external_id, (i) => ["parts", i, "external_id"], "part external_id"),
-          ...duplicates("job", body, opsInput, (o) => o.external_id, (i) => opPaths[i]!, "operation external_id"),
+          ...duplicates("job", body, opsInput, (o) => o.external_id, opPath, "operation external_id"),
           ...nested.details,
           ...materials.details
         ]
@@ -333,8 +337,9 @@ export class Sync extends Context.Service<Sync, {
         const { parts: _p, ...jobFields } = input
         const plan: JobSyncPlan = {
           job: { ...jobFields, id: jobId, tenant_id: tenant.id },
-          parts: nested.parts.map((p, i) => ({ ...p, external_source: source, external_id: syncedParts[i]!.external_id })),
-          operations: nested.operations.map((o, i) => ({ ...o, external_source: source, external_id: opsInput[i]!.external_id })),
+          // the rows carry the records' external_id, and external_source from planNested
+          parts: nested.parts,
+          operations: nested.operations,
           refs: checkedReferences(refs),
           cellNames: distinctCellNames(nested),
           // a request refused already still learns every reason, in the same round trip
