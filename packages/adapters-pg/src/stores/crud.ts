@@ -72,7 +72,10 @@ export const listPage = <T>(
     const { sort, order } = o.query
     const json = (o.json ?? ((alias: string) => recordJson(o.table, alias)))("(s.r)")
     // bytes, not text: the driver hands them over as views of what it read, and the server copies
-    // them into the response as they are (no decoding, no string building, no encoding)
+    // them into the response as they are (no decoding, no string building, no encoding). The outer LIMIT
+    // (never below 1: the count row comes back on an empty page) lets PostgreSQL build each record's JSON after
+    // the final sort instead of sorting the built documents (the 100 jobs of a page: 409 → 226 kB sorted,
+    // ≈ 7 % of the statement)
     const children = o.children === undefined ? "" : `, convert_to(${o.children.elements("(s.r)")}, 'UTF8') AS children`
     const rows = yield* sql<{ total: number; json: Uint8Array | null; children?: Uint8Array | null }>`
       SELECT c.total, CASE WHEN s.id IS NOT NULL THEN convert_to(${sql.literal(json)}, 'UTF8') END AS json ${sql.literal(children)}
@@ -82,7 +85,7 @@ export const listPage = <T>(
         FROM ${from} WHERE ${where}
         ${sql.literal(orderBy(sortKey(o, sort), key, sort, order))} LIMIT ${o.query.limit} OFFSET ${o.query.offset}
       ) s ON true
-      ${sql.literal(orderBy("s.k", "s.id", sort, order))}`
+      ${sql.literal(orderBy("s.k", "s.id", sort, order))} LIMIT ${Math.max(1, o.query.limit)}`
     const chunks: Array<JsonChunk> = ["["]
     for (const r of rows) {
       if (r.json === null) continue
