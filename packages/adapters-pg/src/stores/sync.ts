@@ -68,7 +68,7 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
       keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
     }${live}) s ON true`
   // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
-  // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 127-138 ms → 108-116)
+  // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 120–142 ms → 105–124, bench/RESULTS.md)
   return `
 WITH rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
 ${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
