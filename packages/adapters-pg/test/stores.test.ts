@@ -83,6 +83,28 @@ describe("planner statistics", () => {
     expect(await reltuples()).toBeGreaterThan(1000)
     await sqlRun((sql) => sql`DROP TABLE tmp_watch`)
   })
+
+  it("the serving process analyzes a table again once its committed rows grew eightfold, not before", async () => {
+    // inserts committed rows and makes the statistics system count them now (it reports at most once a second)
+    const insert = (from: number, to: number) =>
+      sqlRun((sql) => Effect.gen(function*() {
+        yield* sql`INSERT INTO tmp_grow SELECT g, repeat('x', 50) FROM generate_series(${from}, ${to}) g`
+        yield* sql`SELECT pg_stat_force_next_flush()`
+      }))
+    const tuples = () =>
+      sqlRun((sql) => sql<{ n: number }>`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'tmp_grow'`).then((r) => r[0]!.n)
+    await sqlRun((sql) => sql`CREATE TABLE tmp_grow (id int PRIMARY KEY, v text)`)
+    await insert(1, 1000)
+    await sqlRun((sql) => sql`ANALYZE tmp_grow`)
+    expect(await tuples()).toBe(1000)
+    await insert(1001, 4000)
+    expect(await run(PlannerStatistics.analyzeFilled(["tmp_grow"]))).toBe(false)
+    expect(await tuples()).toBe(1000)
+    await insert(4001, 8000)
+    await run(PlannerStatistics.analyzeFilled(["tmp_grow"]))
+    expect(await tuples()).toBe(8000)
+    await sqlRun((sql) => sql`DROP TABLE tmp_grow`)
+  })
 })
 
 describe("transactions", () => {
