@@ -73,20 +73,14 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
   }`
 
 /**
- * The checks of nested job plans ($2: the tenant) as CTEs: `bad`, the plan's `refs` that are not live
- * rows of the tenant, and `names`, its `cell_names`, each with the id of the tenant's cell of that name
- * (NULL when there is none); per record `k` when the source has several.
+ * The checks of nested job plans, one per row of `source` ($2: the tenant), as CTEs: `bad`, each plan's
+ * `refs` that are not live rows of the tenant, and `names`, its `cell_names`, each with the id of the
+ * tenant's cell of that name (NULL when there is none); each row says its plan `k`.
  */
-export const nestedPlanChecks = (source: PlanSource = ONE_PLAN) =>
+export const nestedPlanChecks = (source: PlanSource) =>
   `bad AS (${missingReferences(`${source.plan}->'refs'`, "$2", ["cells", "profiles", "materials"], source)}),
-names AS ${source.key === "" ? "" : "MATERIALIZED "}(
+names AS MATERIALIZED (
   SELECT ${perRecord(source).key}n.name, c.id FROM ${perRecord(source).from}jsonb_array_elements_text(${source.plan}->'cell_names') n (name)
   LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
 )`
 
-/** The condition that `nestedPlanChecks` found nothing wrong. */
-export const nestedPlanPasses = "NOT EXISTS (SELECT 1 FROM bad) AND NOT EXISTS (SELECT 1 FROM names WHERE id IS NULL)"
-
-/** The answer columns that say what `nestedPlanChecks` refused: missing_refs (indexes), missing_cells (names). */
-export const nestedPlanRefusals = `ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs,
-  ARRAY(SELECT name FROM names WHERE id IS NULL) AS missing_cells`

@@ -1,17 +1,19 @@
 // Jobs with their parts and operations (spec 4.1): the nested create as one statement, lists and
 // reads as JSON built by PostgreSQL, guarded status moves.
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import {
-  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonText, type NestedJobPlan } from "@mes/domain"
+  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonText, type NestedJobPlan, type NestedJobResult } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains, nestedPlanChecks, nestedPlanPasses, nestedPlanRefusals } from "./common.ts"
+import { contains, nestedPlanChecks } from "./common.ts"
+import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
 import { syncJobsKey, syncJobsStatement } from "./sync.ts"
@@ -92,55 +94,71 @@ const jobSort = {
 }
 
 /**
- * The nested create (ARCHITECTURE: the domain plans, the adapter executes once). $1 is the plan
- * (jsonb), $2 the tenant. Reference checks and cell names ride along; the job is inserted only when
- * they pass and its number is free, and parts, operations, the usage row and the events only with
- * it. The answer: the job as the API shows it (parts and operations in input order), or every
- * reason for a refusal.
+ * The nested create (ARCHITECTURE: the domain plans, the adapter executes once), for one plan or for the
+ * plans of concurrent requests coalesced into one statement (createBatches). $1 is the plans (a jsonb
+ * array), $2 the tenant. Each plan's reference checks and cell names ride along; its job is inserted only
+ * when they pass and its number is free, and its parts, operations and events only with it; the usage row
+ * counts the parts of all. The answer, one row per plan in order: the job as the API shows it (parts and
+ * operations in input order), or every reason for a refusal.
  */
 const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"]) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
+  const elements = (key: string) => `(SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'${key}') WITH ORDINALITY e (v, n))`
   return `
-WITH ${nestedPlanChecks()},
-ok AS (SELECT ${nestedPlanPasses} AS ok),
+WITH rec AS MATERIALIZED (SELECT e.k, e.v, (e.v->'job'->>'id')::uuid AS id FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
+${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
+ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE rec.k NOT IN (SELECT k FROM bad) AND rec.k NOT IN (SELECT k FROM names WHERE id IS NULL)),
 j AS (
-  ${insertSelect(jobs, "jobs", { from: "ok, jsonb_populate_record(null::jobs, $1::jsonb->'job') r", row: "r", where: "WHERE ok.ok" })}
+  ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
   RETURNING *
 ),
+pe AS ${elements("parts")},
 p AS (
-  ${insertSelect(parts, "parts", { from: "j, jsonb_array_elements($1::jsonb->'parts') e (v), jsonb_populate_record(null::parts, e.v) r", row: "r" })}
+  ${insertSelect(parts, "parts", { from: "pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, pe.v) r", row: "r", where: "WHERE r.job_id IN (SELECT id FROM j)" })}
   RETURNING *
 ),
 o AS (
   ${
     insertSelect(catalog.columns("operations"), "operations", {
-      from: "j, jsonb_array_elements($1::jsonb->'operations') e (v) CROSS JOIN LATERAL jsonb_populate_record(null::operations, e.v) r LEFT JOIN names nm ON nm.name = e.v->>'cell_name'",
+      from: `${elements("operations")} oe CROSS JOIN LATERAL jsonb_populate_record(null::operations, oe.v) r
+      LEFT JOIN names nm ON nm.k = oe.k AND nm.name = oe.v->>'cell_name'`,
       row: "r",
-      overrides: { cell_id: "coalesce(r.cell_id, nm.id)" }
+      overrides: { cell_id: "coalesce(r.cell_id, nm.id)" },
+      where: "WHERE r.part_id IN (SELECT id FROM p)"
     })
   }
   RETURNING id, part_id, operations_json(operations) AS json
 ),
-part_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'parts') WITH ORDINALITY e (v, n)),
-operation_order AS (SELECT (e.v->>'id')::uuid AS id, e.n FROM jsonb_array_elements($1::jsonb->'operations') WITH ORDINALITY e (v, n)),
-oj AS (SELECT o.part_id, string_agg(o.json, ',' ORDER BY oo.n) AS operations FROM o JOIN operation_order oo ON oo.id = o.id GROUP BY o.part_id),
-pd AS (
-  SELECT p.*, po.n, left(p.doc, -1) || ',"operations":[' || coalesce(oj.operations, '') || ']}' AS detail
-  FROM p JOIN part_order po ON po.id = p.id LEFT JOIN oj ON oj.part_id = p.id
+oj AS (
+  SELECT o.part_id, string_agg(o.json, ',' ORDER BY oe.n) AS operations
+  FROM o JOIN ${elements("operations")} oe ON (oe.v->>'id')::uuid = o.id GROUP BY o.part_id
 ),
-d AS (SELECT left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd), '') || ']}' AS json FROM j),
+pd AS (
+  SELECT p.*, pe.k, pe.n, left(p.doc, -1) || ',"operations":[' || coalesce(oj.operations, '') || ']}' AS detail
+  FROM p JOIN pe ON (pe.v->>'id')::uuid = p.id LEFT JOIN oj ON oj.part_id = p.id
+),
+d AS (
+  SELECT j.*, rec.k, left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd WHERE pd.job_id = j.id), '') || ']}' AS json
+  FROM j JOIN rec ON rec.id = j.id
+),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVING count(*) > 0),
 ${
     insertEvents("$2", [
-      { event: events.job, from: "j, d", payload: { field: fieldOf(jobs, "j"), record: "d.json" } },
-      { event: events.part, from: "pd", orderBy: "pd.n", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
-    ])
+      { event: events.job, from: "d", orderBy: "ARRAY[d.k, 0]", payload: { field: fieldOf(jobs, "d"), record: "d.json" } },
+      { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
+    ], { interleave: true })
 }
-SELECT (SELECT json FROM d) AS json,
-  ${nestedPlanRefusals},
-  EXISTS (SELECT 1 FROM jobs x WHERE x.tenant_id = $2 AND x.job_number = $1::jsonb->'job'->>'job_number' AND x.deleted_at IS NULL) AS taken`
+SELECT d.json, coalesce(r1.a, '{}') AS missing_refs, coalesce(r2.a, '{}') AS missing_cells, t.taken IS NOT NULL AS taken
+FROM rec LEFT JOIN d ON d.k = rec.k
+  -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
+  LEFT JOIN LATERAL (
+    SELECT true AS taken FROM jobs x WHERE d.k IS NULL AND x.tenant_id = $2 AND x.job_number = rec.v->'job'->>'job_number' AND x.deleted_at IS NULL LIMIT 1
+  ) t ON true
+  LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r1 ON r1.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(name) AS a FROM names WHERE id IS NULL GROUP BY k) r2 ON r2.k = rec.k
+ORDER BY rec.k`
 }
 
 export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
@@ -149,19 +167,43 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
   const statements = statementCache()
   const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
+  const coalescing = yield* CoalescingConfig
+
+  /** The nested creates of `plans` (of one tenant, with the same events) as one statement. */
+  const createNested = (plans: ReadonlyArray<NestedJobPlan>) =>
+    Effect.gen(function*() {
+      const { events } = plans[0]!
+      const statement = statements(`create ${events.job.type} ${events.part.type}`, () => createNestedSql(catalog, events))
+      const param = JSON.stringify(plans.map((p) => ({ job: p.job, parts: p.parts, operations: p.operations, refs: p.refs, cell_names: p.cellNames })))
+      const rows = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
+        statement,
+        [param, plans[0]!.job.tenant_id]
+      )
+      return rows.map((row): NestedJobResult =>
+        row.json !== null
+          ? { _tag: "Created", job: jsonText<JobDetail>(row.json) }
+          : { _tag: "Refused", taken: row.taken, missingRefs: row.missing_refs, missingCells: row.missing_cells }
+      )
+    }).pipe(mapConstraints)
+  const createOne = (plan: NestedJobPlan) => Effect.map(createNested([plan]), (results) => results[0]!)
+  // concurrent creates of a tenant, one statement; when that fails (a unique key two of them share, say), each
+  // goes again alone, so every request gets its own answer and a failing one takes no other down with it
+  const createBatched = coalesce(coalescing, (_tenant: string, plans: ReadonlyArray<NestedJobPlan>) =>
+    plans.length === 1
+      ? Effect.map(Effect.exit(createOne(plans[0]!)), (exit) => [exit])
+      : createNested(plans).pipe(
+        Effect.map((results) => results.map((r) => Exit.succeed(r))),
+        Effect.catchCause(() => Effect.forEach(plans, (plan) => Effect.exit(createOne(plan)), { concurrency: "unbounded" }))
+      ))
 
   return JobStore.of({
     createNested: (plan) =>
-      Effect.gen(function*() {
-        const statement = statements(`create ${plan.events.job.type} ${plan.events.part.type}`, () => createNestedSql(catalog, plan.events))
-        const [row] = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
-          statement,
-          [JSON.stringify({ job: plan.job, parts: plan.parts, operations: plan.operations, refs: plan.refs, cell_names: plan.cellNames }), plan.job.tenant_id]
+      coalescing.slots > 0
+        ? Effect.serviceOption(sql.transactionService).pipe(
+          // inside a transaction (an Idempotency-Key's) the write must use its connection
+          Effect.flatMap((tx) => tx._tag === "Some" ? createOne(plan) : createBatched(plan.job.tenant_id, plan))
         )
-        return row!.json !== null
-          ? { _tag: "Created" as const, job: jsonText<JobDetail>(row!.json) }
-          : { _tag: "Refused" as const, taken: row!.taken, missingRefs: row!.missing_refs, missingCells: row!.missing_cells }
-      }).pipe(mapConstraints),
+        : createOne(plan),
 
     list: (tenantId, q: JobListQuery) => {
       const f = q.filters
