@@ -3,7 +3,7 @@
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Jobs, Tenants } from "@mes/domain"
+import { Jobs, Tenants, Tx } from "@mes/domain"
 import { migrate, PlannerStatistics, splitStatements, testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -131,6 +131,25 @@ describe("transactions", () => {
       return row!
     }))
     expect(counts).toEqual({ jobs: 0, parts: 0, events: 0, counted: 0 })
+  })
+
+  it("a nested create inside a transaction runs on its connection: a failure after it undoes it too", async () => {
+    // creates outside transactions coalesce (coalesce.ts); one inside must not leave for the pool
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "In tx" })))
+    const create = (n: string) =>
+      Effect.flatMap(Effect.service(Jobs), (jobs) =>
+        jobs.create({ job_number: n, parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] }))
+    const outside = Promise.all(["OUT-1", "OUT-2", "OUT-3"].map((n) => run(asTenant(tenant.id, create(n)))))
+    const exit = await run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Tx), (tx) =>
+      tx.transaction(Effect.gen(function*() {
+        yield* create("IN-1")
+        return yield* Effect.fail("after the create")
+      }))))))
+    await outside
+    expect(Exit.isFailure(exit)).toBe(true)
+    const numbers = await run(Effect.flatMap(SqlClient, (sql) =>
+      sql<{ job_number: string }>`SELECT job_number FROM jobs WHERE tenant_id = ${tenant.id} ORDER BY job_number`))
+    expect(numbers.map((r) => r.job_number)).toEqual(["OUT-1", "OUT-2", "OUT-3"])
   })
 
   it("guarded moves: of 10 concurrent starts exactly one succeeds", async () => {

@@ -95,7 +95,7 @@ const jobSort = {
 
 /**
  * The nested create (ARCHITECTURE: the domain plans, the adapter executes once), for one plan or for the
- * plans of concurrent requests coalesced into one statement (createBatches). $1 is the plans (a jsonb
+ * plans of concurrent requests coalesced into one statement (createBatched). $1 is the plans (a jsonb
  * array), $2 the tenant. Each plan's reference checks and cell names ride along; its job is inserted only
  * when they pass and its number is free, and its parts, operations and events only with it; the usage row
  * counts the parts of all. The answer, one row per plan in order: the job as the API shows it (parts and
@@ -186,9 +186,9 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
       )
     }).pipe(mapConstraints)
   const createOne = (plan: NestedJobPlan) => Effect.map(createNested([plan]), (results) => results[0]!)
-  // concurrent creates of a tenant, one statement; when that fails (a unique key two of them share, say), each
+  // concurrent creates of a tenant (with the same events), one statement; when that fails (a unique key two of them share, say), each
   // goes again alone, so every request gets its own answer and a failing one takes no other down with it
-  const createBatched = coalesce(coalescing, (_tenant: string, plans: ReadonlyArray<NestedJobPlan>) =>
+  const createBatched = coalesce(coalescing, (_key: string, plans: ReadonlyArray<NestedJobPlan>) =>
     plans.length === 1
       ? Effect.map(Effect.exit(createOne(plans[0]!)), (exit) => [exit])
       : createNested(plans).pipe(
@@ -201,7 +201,9 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
       coalescing.slots > 0
         ? Effect.serviceOption(sql.transactionService).pipe(
           // inside a transaction (an Idempotency-Key's) the write must use its connection
-          Effect.flatMap((tx) => tx._tag === "Some" ? createOne(plan) : createBatched(plan.job.tenant_id, plan))
+          Effect.flatMap((tx) =>
+            tx._tag === "Some" ? createOne(plan) : createBatched(`${plan.job.tenant_id} ${plan.events.job.type} ${plan.events.part.type}`, plan)
+          )
         )
         : createOne(plan),
 
