@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 
 export interface Coalescing {
-  /** Batches of one key in flight at once; an item submitted while fewer are goes at once. */
+  /** Batches of one key in flight at once; an item submitted while fewer are goes at once (0: every item alone). */
   readonly slots: number
   /** The most items one batch takes. */
   readonly max: number
@@ -57,6 +57,9 @@ export const coalescing = <K, A, B, E>(
       Effect.uninterruptible
     )
   }
+
+  // no slots: every item goes alone, at once
+  if (options.slots <= 0) return (key: K, item: A): Effect.Effect<B, E> => Effect.flatMap(run(key, [item]), (exits) => exits[0]!)
 
   return (key: K, item: A): Effect.Effect<B, E> =>
     Effect.suspend(() => {

@@ -107,4 +107,15 @@ describe("coalescing", () => {
       expect(yield* Fiber.join(kept)).toBe("#3")
       expect(c.batches).toEqual([["a1"], ["a3"]])
     })))
+
+  it("with no slots every item goes alone, at once", () =>
+    run(Effect.gen(function*() {
+      const c = recording({ slots: 0, max: 10 })
+      const fibers = []
+      for (const i of [1, 2, 3]) fibers.push(yield* Effect.forkChild(c.submit("a", i)))
+      yield* settle
+      expect(c.batches).toEqual([["a1"], ["a2"], ["a3"]])
+      yield* c.release()
+      expect(yield* Fiber.joinAll(fibers)).toEqual(["#1", "#2", "#3"])
+    })))
 })

@@ -72,15 +72,34 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
     } ELSE false END`
   }`
 
+/** A statement's plans, $1 (a jsonb array), one per row of the CTE `rec` (`k` numbers them from 1, `v` is the plan). */
+const PLAN_RECORDS: PlanSource = { from: "rec", plan: "rec.v", key: "rec.k" }
+
 /**
- * The checks of nested job plans, one per row of `source` ($2: the tenant), as CTEs: `bad`, each plan's
- * `refs` that are not live rows of the tenant, and `names`, its `cell_names`, each with the id of the
- * tenant's cell of that name (NULL when there is none); each row says its plan `k`.
+ * The CTEs of a statement over nested job plans ($1: the plans, $2: the tenant): `rec`, the plans; `bad`, each
+ * plan's `refs` that are not live rows of the tenant; and `names`, its `cell_names`, each with the id of the
+ * tenant's cell of that name (NULL when there is none). `bad` and `names` say their plan `k`.
  */
-export const nestedPlanChecks = (source: PlanSource) =>
-  `bad AS (${missingReferences(`${source.plan}->'refs'`, "$2", ["cells", "profiles", "materials"], source)}),
+export const nestedPlanRecords = `rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
+bad AS (${missingReferences(`${PLAN_RECORDS.plan}->'refs'`, "$2", ["cells", "profiles", "materials"], PLAN_RECORDS)}),
 names AS MATERIALIZED (
-  SELECT ${perRecord(source).key}n.name, c.id FROM ${perRecord(source).from}jsonb_array_elements_text(${source.plan}->'cell_names') n (name)
+  SELECT ${perRecord(PLAN_RECORDS).key}n.name, c.id FROM ${perRecord(PLAN_RECORDS).from}jsonb_array_elements_text(${PLAN_RECORDS.plan}->'cell_names') n (name)
   LEFT JOIN cells c ON c.tenant_id = $2 AND c.name = n.name
 )`
 
+/** The elements of each plan's array `key` (parts, operations) with the plan `k` and their place `n` (from 1). */
+export const planElements = (key: string) =>
+  `(SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'${key}') WITH ORDINALITY e (v, n))`
+
+/** The condition, over a row of `rec`, that `nestedPlanRecords`' checks found nothing wrong with the plan. */
+export const nestedPlanPasses = "rec.k NOT IN (SELECT k FROM bad) AND rec.k NOT IN (SELECT k FROM names WHERE id IS NULL)"
+
+/**
+ * What the checks refused, per row of `rec`: `columns` missing_refs (indexes) and missing_cells (names), empty
+ * when nothing; `joins` to add to a FROM over `rec`.
+ */
+export const nestedPlanRefusals = {
+  columns: "coalesce(r1.a, '{}') AS missing_refs, coalesce(r2.a, '{}') AS missing_cells",
+  joins: `LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r1 ON r1.k = rec.k
+  LEFT JOIN (SELECT k, array_agg(name) AS a FROM names WHERE id IS NULL GROUP BY k) r2 ON r2.k = rec.k`
+}

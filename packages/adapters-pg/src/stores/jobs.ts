@@ -12,7 +12,7 @@ import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains, nestedPlanChecks } from "./common.ts"
+import { contains, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
 import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
@@ -104,17 +104,15 @@ const jobSort = {
 const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"]) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
-  const elements = (key: string) => `(SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'${key}') WITH ORDINALITY e (v, n))`
   return `
-WITH rec AS MATERIALIZED (SELECT e.k, e.v, (e.v->'job'->>'id')::uuid AS id FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
-${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
-ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE rec.k NOT IN (SELECT k FROM bad) AND rec.k NOT IN (SELECT k FROM names WHERE id IS NULL)),
+WITH ${nestedPlanRecords},
+ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
   RETURNING *
 ),
-pe AS ${elements("parts")},
+pe AS ${planElements("parts")},
 p AS (
   ${insertSelect(parts, "parts", { from: "pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, pe.v) r", row: "r", where: "WHERE r.job_id IN (SELECT id FROM j)" })}
   RETURNING *
@@ -122,7 +120,7 @@ p AS (
 o AS (
   ${
     insertSelect(catalog.columns("operations"), "operations", {
-      from: `${elements("operations")} oe CROSS JOIN LATERAL jsonb_populate_record(null::operations, oe.v) r
+      from: `${planElements("operations")} oe CROSS JOIN LATERAL jsonb_populate_record(null::operations, oe.v) r
       LEFT JOIN names nm ON nm.k = oe.k AND nm.name = oe.v->>'cell_name'`,
       row: "r",
       overrides: { cell_id: "coalesce(r.cell_id, nm.id)" },
@@ -133,7 +131,7 @@ o AS (
 ),
 oj AS (
   SELECT o.part_id, string_agg(o.json, ',' ORDER BY oe.n) AS operations
-  FROM o JOIN ${elements("operations")} oe ON (oe.v->>'id')::uuid = o.id GROUP BY o.part_id
+  FROM o JOIN ${planElements("operations")} oe ON (oe.v->>'id')::uuid = o.id GROUP BY o.part_id
 ),
 pd AS (
   SELECT p.*, pe.k, pe.n, left(p.doc, -1) || ',"operations":[' || coalesce(oj.operations, '') || ']}' AS detail
@@ -141,7 +139,7 @@ pd AS (
 ),
 d AS (
   SELECT j.*, rec.k, left(j.doc, -1) || ',"parts":[' || coalesce((SELECT string_agg(pd.detail, ',' ORDER BY pd.n) FROM pd WHERE pd.job_id = j.id), '') || ']}' AS json
-  FROM j JOIN rec ON rec.id = j.id
+  FROM j JOIN rec ON (rec.v->'job'->>'id')::uuid = j.id
 ),
 u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p HAVING count(*) > 0),
 ${
@@ -150,14 +148,13 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT d.json, coalesce(r1.a, '{}') AS missing_refs, coalesce(r2.a, '{}') AS missing_cells, t.taken IS NOT NULL AS taken
+SELECT d.json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
     SELECT true AS taken FROM jobs x WHERE d.k IS NULL AND x.tenant_id = $2 AND x.job_number = rec.v->'job'->>'job_number' AND x.deleted_at IS NULL LIMIT 1
   ) t ON true
-  LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r1 ON r1.k = rec.k
-  LEFT JOIN (SELECT k, array_agg(name) AS a FROM names WHERE id IS NULL GROUP BY k) r2 ON r2.k = rec.k
+  ${nestedPlanRefusals.joins}
 ORDER BY rec.k`
 }
 
@@ -167,7 +164,6 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
   const statements = statementCache()
   const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
-  const coalescing = yield* CoalescingConfig
 
   /** The nested creates of `plans` (of one tenant, with the same events) as one statement. */
   const createNested = (plans: ReadonlyArray<NestedJobPlan>) =>
@@ -188,7 +184,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const createOne = (plan: NestedJobPlan) => Effect.map(createNested([plan]), (results) => results[0]!)
   // concurrent creates of a tenant (with the same events), one statement; when that fails (a unique key two of them share, say), each
   // goes again alone, so every request gets its own answer and a failing one takes no other down with it
-  const createBatched = coalesce(coalescing, (_key: string, plans: ReadonlyArray<NestedJobPlan>) =>
+  const createBatched = coalesce(yield* CoalescingConfig, (_key: string, plans: ReadonlyArray<NestedJobPlan>) =>
     plans.length === 1
       ? Effect.map(Effect.exit(createOne(plans[0]!)), (exit) => [exit])
       : createNested(plans).pipe(
@@ -198,14 +194,12 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
   return JobStore.of({
     createNested: (plan) =>
-      coalescing.slots > 0
-        ? Effect.serviceOption(sql.transactionService).pipe(
-          // inside a transaction (an Idempotency-Key's) the write must use its connection
-          Effect.flatMap((tx) =>
-            tx._tag === "Some" ? createOne(plan) : createBatched(`${plan.job.tenant_id} ${plan.events.job.type} ${plan.events.part.type}`, plan)
-          )
+      Effect.serviceOption(sql.transactionService).pipe(
+        // inside a transaction (an Idempotency-Key's) the write must use its connection
+        Effect.flatMap((tx) =>
+          tx._tag === "Some" ? createOne(plan) : createBatched(`${plan.job.tenant_id} ${plan.events.job.type} ${plan.events.part.type}`, plan)
         )
-        : createOne(plan),
+      ),
 
     list: (tenantId, q: JobListQuery) => {
       const f = q.filters

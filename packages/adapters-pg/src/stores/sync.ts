@@ -8,7 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { missingReferences, nestedPlanChecks } from "./common.ts"
+import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
@@ -70,8 +70,7 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
   // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
   // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 120–142 ms → 105–124, bench/RESULTS.md)
   return `
-WITH rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
-${nestedPlanChecks({ from: "rec", plan: "rec.v", key: "rec.k" })},
+WITH ${nestedPlanRecords},
 jin AS MATERIALIZED (
   SELECT rec.k, x.r, s.id AS stored_id, coalesce(s.id, (x.r).id) AS id
   FROM rec ${stored("jobs", "j", "rec.v->'job'", " AND j.deleted_at IS NULL")}
@@ -79,14 +78,14 @@ jin AS MATERIALIZED (
 ),
 pin AS MATERIALIZED (
   SELECT x.k, x.n, x.r, (x.r).id AS plan_id, coalesce(s.id, (x.r).id) AS id, (s.row).job_id AS stored_job
-  FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'parts') WITH ORDINALITY e (v, n)) y
+  FROM ${planElements("parts")} y
   ${stored("parts", "p", "y.v")}
   CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", "y.v")} OFFSET 0) x (k, n, r)
 ),
 elsewhere AS (SELECT pin.k, pin.n FROM pin JOIN jin ON jin.k = pin.k WHERE pin.stored_job IS NOT NULL AND pin.stored_job <> jin.id),
 oin AS MATERIALIZED (
   SELECT x.k, x.n, x.cell_name, x.r, coalesce(s.id, (x.r).id) AS id, pin.id AS part_id, (s.row).part_id AS stored_part
-  FROM (SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'operations') WITH ORDINALITY e (v, n)) y
+  FROM ${planElements("operations")} y
   ${stored("operations", "o", "y.v")}
   CROSS JOIN LATERAL (SELECT y.k, y.n, y.v->>'cell_name', ${synced("operations", "s.row", "y.v")} OFFSET 0) x (k, n, cell_name, r)
   LEFT JOIN pin ON pin.plan_id = (x.r).part_id
@@ -94,7 +93,7 @@ oin AS MATERIALIZED (
 moved AS (SELECT oin.k, oin.n FROM oin WHERE oin.stored_part IS NOT NULL AND oin.stored_part <> oin.part_id),
 ok AS MATERIALIZED (
   SELECT rec.k, NOT (rec.v->>'dry_run')::boolean
-    AND rec.k NOT IN (SELECT k FROM bad) AND rec.k NOT IN (SELECT k FROM names WHERE id IS NULL)
+    AND ${nestedPlanPasses}
     AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved) AS ok
   FROM rec
 ),
@@ -161,11 +160,10 @@ overtaken AS (
 SELECT CASE WHEN ok.ok THEN jin.id END AS id,
   CASE WHEN jk.inserted THEN 'created' WHEN jk.k IS NOT NULL OR rec.k IN (SELECT k FROM written) THEN 'updated' ELSE 'unchanged' END AS action,
   CASE WHEN ok.ok AND rec.k IN (SELECT k FROM overtaken) THEN mes_conflict('sync overtaken') END AS overtaken,
-  coalesce(r1.a, '{}') AS missing_refs, coalesce(r2.a, '{}') AS missing_cells,
+  ${nestedPlanRefusals.columns},
   coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved
 FROM rec JOIN ok ON ok.k = rec.k JOIN jin ON jin.k = rec.k LEFT JOIN jk ON jk.k = rec.k
-  LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r1 ON r1.k = rec.k
-  LEFT JOIN (SELECT k, array_agg(name) AS a FROM names WHERE id IS NULL GROUP BY k) r2 ON r2.k = rec.k
+  ${nestedPlanRefusals.joins}
   LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM elsewhere GROUP BY k) r3 ON r3.k = rec.k
   LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM moved GROUP BY k) r4 ON r4.k = rec.k
 ORDER BY rec.k`
