@@ -52,9 +52,36 @@ const analyzeFilled = (tables: ReadonlyArray<string>) =>
     return watched.filter((t) => !t.known).length > committed.length
   })
 
+/** Rows inserted since a table's last vacuum that make a settled table worth vacuuming (and at least a tenth of it). */
+const SETTLED_INSERTS = 500
+
+/**
+ * One round of the watcher's vacuums over `tables`: vacuums each table whose rows inserted since its last vacuum
+ * (the statistics system's count) are at least SETTLED_INSERTS and a tenth of its rows, and did not change since the
+ * previous round (`previous`, updated in place): a burst of inserts (an import, a first day's work) has settled. That
+ * marks its pages all-visible, so a count or a lookup that an index answers reads no table pages (a list's count of
+ * 2,000 jobs: 1.6 ms by a sequential scan of the wide rows, 0.45 ms by an index-only scan). Autovacuum does the same,
+ * but only after its naptime and at a fifth of the table. Returns the tables vacuumed.
+ */
+const vacuumSettled = (tables: ReadonlyArray<string>, previous: Map<string, number>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const counts = yield* sql<{ name: string; inserted: number; live: number }>`
+      SELECT relname AS name, n_ins_since_vacuum::float8 AS inserted, n_live_tup::float8 AS live
+      FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ${sql.in(tables)}`
+    const due = counts.filter((t) =>
+      t.inserted >= SETTLED_INSERTS && t.inserted * 10 >= t.live && previous.get(t.name) === t.inserted
+    ).map((t) => t.name)
+    for (const t of counts) previous.set(t.name, t.inserted)
+    for (const name of due) yield* sql.unsafe(`VACUUM ${ident(name)}`).raw
+    return due
+  })
+
 export const PlannerStatistics = {
   /** One round of the serving process's watcher over the given tables (exported for tests). */
   analyzeFilled,
+  /** One round of the serving process's vacuums over the given tables (exported for tests). */
+  vacuumSettled,
   /** Analyzes the tables of the current schema that were never analyzed (the migrator runs it). */
   analyzeFresh: Effect.gen(function*() {
     const sql = yield* SqlClient
@@ -68,15 +95,19 @@ export const PlannerStatistics = {
   /**
    * Watches, every second for 10 minutes, for tables that hold no statistics of rows yet (never analyzed, or analyzed
    * empty by the migrator) and analyzes each once it holds committed rows, and again as its committed rows grow
-   * (GROWTH): the plans that connections cached on tiny tables are made again. Not before a row is committed: analyzed
+   * (GROWTH): the plans that connections cached on tiny tables are made again; and vacuums a table once a burst of
+   * inserts into it has settled (vacuumSettled). Not before a row is committed: analyzed
    * while a first import's rows are still uncommitted, a table would count its pages but none of their rows, and the
    * import would plan for empty tables (measured: 27 s).
    */
   layer: Layer.effectDiscard(Effect.gen(function*() {
     const round = analyzeFilled(TABLES)
+    const inserted = new Map<string, number>()
+    const vacuums = vacuumSettled(TABLES, inserted)
     const watch = Effect.gen(function*() {
       while (true) {
         yield* round
+        yield* vacuums
         yield* Effect.sleep(Duration.seconds(1))
       }
     })

@@ -51,6 +51,12 @@ describe("migrations", () => {
 
 describe("planner statistics", () => {
   const sqlRun = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) => run(Effect.flatMap(Effect.service(SqlClient), f))
+  // inserts committed rows into `table` and makes the statistics system count them now (it reports at most once a second)
+  const insertCommitted = (table: string) => (from: number, to: number) =>
+    sqlRun((sql) => Effect.gen(function*() {
+      yield* sql.unsafe(`INSERT INTO ${table} SELECT g, repeat('x', 50) FROM generate_series($1::int, $2::int) g`, [from, to])
+      yield* sql`SELECT pg_stat_force_next_flush()`
+    }))
   const reltuples = () =>
     sqlRun((sql) => sql<{ n: number }>`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'tmp_watch'`).then((r) => r[0]!.n)
 
@@ -85,12 +91,7 @@ describe("planner statistics", () => {
   })
 
   it("the serving process analyzes a table again once its committed rows grew eightfold, not before", async () => {
-    // inserts committed rows and makes the statistics system count them now (it reports at most once a second)
-    const insert = (from: number, to: number) =>
-      sqlRun((sql) => Effect.gen(function*() {
-        yield* sql`INSERT INTO tmp_grow SELECT g, repeat('x', 50) FROM generate_series(${from}, ${to}) g`
-        yield* sql`SELECT pg_stat_force_next_flush()`
-      }))
+    const insert = insertCommitted("tmp_grow")
     const tuples = () =>
       sqlRun((sql) => sql<{ n: number }>`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'tmp_grow'`).then((r) => r[0]!.n)
     await sqlRun((sql) => sql`CREATE TABLE tmp_grow (id int PRIMARY KEY, v text)`)
@@ -104,6 +105,27 @@ describe("planner statistics", () => {
     await run(PlannerStatistics.analyzeFilled(["tmp_grow"]))
     expect(await tuples()).toBe(8000)
     await sqlRun((sql) => sql`DROP TABLE tmp_grow`)
+  })
+
+  it("the serving process vacuums a table once a burst of inserts has settled, not while it goes on nor for a few rows", async () => {
+    const insert = insertCommitted("tmp_settle")
+    const visible = () =>
+      sqlRun((sql) => sql<{ n: number }>`SELECT relallvisible::int AS n FROM pg_class WHERE relname = 'tmp_settle'`).then((r) => r[0]!.n)
+    const seen = new Map<string, number>()
+    const round = () => run(PlannerStatistics.vacuumSettled(["tmp_settle"], seen))
+    await sqlRun((sql) => sql`CREATE TABLE tmp_settle (id int PRIMARY KEY, v text)`)
+    await insert(1, 1000)
+    expect(await round()).toEqual([]) // first sight: not known to have settled
+    await insert(1001, 2000)
+    expect(await round()).toEqual([]) // still growing
+    expect(await visible()).toBe(0)
+    expect(await round()).toEqual(["tmp_settle"]) // unchanged since the last round
+    expect(await visible()).toBeGreaterThan(0)
+    expect(await round()).toEqual([]) // nothing inserted since
+    await insert(2001, 2300)
+    await round()
+    expect(await round()).toEqual([]) // settled, but 300 rows are too few to be worth it
+    await sqlRun((sql) => sql`DROP TABLE tmp_settle`)
   })
 })
 
