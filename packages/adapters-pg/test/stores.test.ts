@@ -186,6 +186,34 @@ describe("transactions", () => {
   })
 })
 
+describe("write coalescing on the production pool (statements of requests pipelined down shared connections)", () => {
+  const pipelined = useDomainApp({ pipeline: 4 })
+
+  it.skipIf(testDatabaseKind() !== "postgres")("two coalesced creates in flight at once run on two connections, not one after the other down one", async () => {
+    // the pool pipelines statements of concurrent requests down a shared connection (client.ts); the two batches a tenant
+    // may have in flight (MES_DB_WRITE_SLOTS) must each have a server process, or they run one after the other
+    const { tenant } = await pipelined(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Two slots" })))
+    await pipelined(Effect.flatMap(SqlClient, (sql) => Effect.gen(function*() {
+      yield* sql`CREATE TABLE tmp_backends (pid int)`
+      yield* sql.unsafe(`CREATE FUNCTION tmp_slow_job() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.job_number LIKE 'SLOW-%' THEN PERFORM pg_sleep(0.3); INSERT INTO tmp_backends VALUES (pg_backend_pid()); END IF; RETURN NEW; END $$`)
+      yield* sql`CREATE TRIGGER tmp_slow_job BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION tmp_slow_job()`
+    })))
+    const create = (n: string) =>
+      Effect.flatMap(Effect.service(Jobs), (jobs) =>
+        jobs.create({ job_number: n, parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] }))
+    await Promise.all(["SLOW-1", "SLOW-2"].map((n) => pipelined(asTenant(tenant.id, create(n)))))
+    const backends = await pipelined(Effect.flatMap(SqlClient, (sql) => Effect.gen(function*() {
+      const rows = yield* sql<{ n: number; rows: number }>`SELECT count(DISTINCT pid)::int AS n, count(*)::int AS rows FROM tmp_backends`
+      yield* sql`DROP TRIGGER tmp_slow_job ON jobs`
+      yield* sql`DROP FUNCTION tmp_slow_job()`
+      yield* sql`DROP TABLE tmp_backends`
+      return rows[0]!
+    })))
+    expect(backends).toEqual({ n: 2, rows: 2 })
+  })
+})
+
 describe("tenant deletion", () => {
   it("removes the tenant's jobs, parts, operations, time entries and usage (parts and operations reach it through their job)", async () => {
     const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Gone" })))
