@@ -167,9 +167,10 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
 
   // A coalesced statement runs on a connection of its own (as a transaction's statements do): on the shared,
   // pipelining pool the two in flight (MES_DB_WRITE_SLOTS) went down one connection, and one server process ran
-  // them one after the other while the other core idled (measured, compare.sh create ROUNDS=3 in one sitting:
-  // 0.71 → 0.89 of the baseline, peak RSS 241–249 → 180–189 MB). A connection that cannot be had fails like one
-  // that breaks mid-statement (a defect the server answers with 503).
+  // them one after the other while a core idled (37 % idle under the create load; 20–24 % with this). Measured
+  // with compare.sh create, ROUNDS=3, one sitting: mes's req/s within the noise (337–346 before, 329–507 and
+  // 344–350 after), its peak RSS 241–249 → 177–189 MB (fewer requests wait). A connection that cannot be had fails
+  // like one that breaks mid-statement (a defect the server answers with 503).
   const ownConnection = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.scoped(Effect.flatMap(Effect.orDie(sql.reserve), (conn) => Effect.provideService(effect, sql.transactionService, [conn, 0] as const)))
   /** The nested creates of `plans` (of one tenant, with the same events) as one statement. */
