@@ -16,6 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
+import { onOwnConnection } from "./connection.ts"
 import { ident, literal } from "./sql-text.ts"
 
 /** The tables requests write and read by the thousand. */
@@ -101,13 +102,13 @@ export const PlannerStatistics = {
    * import would plan for empty tables (measured: 27 s).
    */
   layer: Layer.effectDiscard(Effect.gen(function*() {
-    const round = analyzeFilled(TABLES)
     const inserted = new Map<string, number>()
-    const vacuums = vacuumSettled(TABLES, inserted)
+    // on a connection of its own: an ANALYZE or VACUUM that waits for a lock (autovacuum's, say) holds up no
+    // request's statement pipelined behind it
+    const round = onOwnConnection(yield* SqlClient)(Effect.andThen(analyzeFilled(TABLES), vacuumSettled(TABLES, inserted)))
     const watch = Effect.gen(function*() {
       while (true) {
         yield* round
-        yield* vacuums
         yield* Effect.sleep(Duration.seconds(1))
       }
     })

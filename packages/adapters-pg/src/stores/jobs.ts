@@ -14,6 +14,7 @@ import { recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
 import { contains, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
 import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
+import { onOwnConnection } from "../connection.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
 import { syncJobsKey, syncJobsStatement } from "./sync.ts"
@@ -169,10 +170,8 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   // pipelining pool the two in flight (MES_DB_WRITE_SLOTS) went down one connection, and one server process ran
   // them one after the other while a core idled (37 % idle under the create load; 20–24 % with this). Measured
   // with compare.sh create, ROUNDS=3, one sitting: mes's req/s within the noise (337–346 before, 329–507 and
-  // 344–350 after), its peak RSS 241–249 → 177–189 MB (fewer requests wait). A connection that cannot be had fails
-  // like one that breaks mid-statement (a defect the server answers with 503).
-  const ownConnection = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.scoped(Effect.flatMap(Effect.orDie(sql.reserve), (conn) => Effect.provideService(effect, sql.transactionService, [conn, 0] as const)))
+  // 344–350 after), its peak RSS 241–249 → 177–189 MB (fewer requests wait).
+  const ownConnection = onOwnConnection(sql)
   /** The nested creates of `plans` (of one tenant, with the same events) as one statement. */
   const createNested = (plans: ReadonlyArray<NestedJobPlan>) =>
     Effect.gen(function*() {
