@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { coalescing } from "../src/coalesce.ts"
 
 /** A coalescer whose batches are recorded and each held until `release` is called. */
-const recording = (options: { slots: number; max: number }, answer = (item: number): Exit.Exit<string, string> => Exit.succeed(`#${item}`)) => {
+const recording = (options: { slots: number; max: number; min?: number }, answer = (item: number): Exit.Exit<string, string> => Exit.succeed(`#${item}`)) => {
   const batches: Array<Array<string>> = []
   const gates: Array<Deferred.Deferred<void>> = []
   const submit = coalescing(options, (key: string, items: ReadonlyArray<number>) =>
@@ -19,7 +19,7 @@ const recording = (options: { slots: number; max: number }, answer = (item: numb
       return items.map(answer)
     }))
   const release = () => Effect.forEach(gates.splice(0), (g) => Deferred.succeed(g, undefined))
-  return { batches, submit, release }
+  return { batches, gates, submit, release }
 }
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -45,6 +45,61 @@ describe("coalescing", () => {
       const answers = yield* Fiber.joinAll(fibers)
       expect(c.batches).toEqual([["a1"], ["a2", "a3", "a4"], ["a5", "a6"]])
       expect(answers).toEqual(["#1", "#2", "#3", "#4", "#5", "#6"])
+    })))
+
+  it("with `min` 1 a second batch starts beside the first as soon as an item waits", () =>
+    run(Effect.gen(function*() {
+      const c = recording({ slots: 2, max: 10 })
+      const fibers = []
+      for (const i of [1, 2, 3, 4]) {
+        fibers.push(yield* Effect.forkChild(c.submit("a", i)))
+        yield* settle
+      }
+      expect(c.batches).toEqual([["a1"], ["a2"]])
+      yield* c.release()
+      yield* settle
+      yield* c.release()
+      expect(yield* Fiber.joinAll(fibers)).toEqual(["#1", "#2", "#3", "#4"])
+      expect(c.batches).toEqual([["a1"], ["a2"], ["a3", "a4"]])
+    })))
+
+  it("beside batches in flight another starts once half the items in progress wait, or `min`; the rest wait", () =>
+    run(Effect.gen(function*() {
+      const c = recording({ slots: 4, max: 10, min: 3 })
+      const fibers: Array<Fiber.Fiber<string, string>> = []
+      const submit = function*(i: number) {
+        fibers.push(yield* Effect.forkChild(c.submit("a", i)))
+        yield* settle
+      }
+      // nothing in flight: the first goes at once; the second is half of the two in progress, so it goes too
+      yield* submit(1)
+      yield* submit(2)
+      expect(c.batches).toEqual([["a1"], ["a2"]])
+      // the third is one of three in progress, short of half: it waits, and goes with the fourth
+      yield* submit(3)
+      expect(c.batches).toEqual([["a1"], ["a2"]])
+      yield* submit(4)
+      expect(c.batches).toEqual([["a1"], ["a2"], ["a3", "a4"]])
+      // of seven in progress half would be four; `min` caps it at three
+      yield* submit(5)
+      yield* submit(6)
+      expect(c.batches.length).toBe(3)
+      yield* submit(7)
+      expect(c.batches).toEqual([["a1"], ["a2"], ["a3", "a4"], ["a5", "a6", "a7"]])
+      // every slot taken: the eighth waits; as batches finish it stays short of half of what is in progress,
+      // and goes when none is in flight
+      yield* submit(8)
+      for (let left = 3; left >= 1; left--) {
+        const [next] = c.gates.splice(0, 1)
+        yield* Deferred.succeed(next!, undefined)
+        yield* settle
+        expect(c.batches.length).toBe(4)
+      }
+      yield* c.release()
+      yield* settle
+      expect(c.batches).toEqual([["a1"], ["a2"], ["a3", "a4"], ["a5", "a6", "a7"], ["a8"]])
+      yield* c.release()
+      expect(yield* Fiber.joinAll(fibers)).toEqual(["#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8"])
     })))
 
   it("keys do not share batches or slots", () =>

@@ -167,10 +167,10 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
 
   // A coalesced statement runs on a connection of its own (as a transaction's statements do): on the shared,
-  // pipelining pool the two in flight (MES_DB_WRITE_SLOTS) went down one connection, and one server process ran
-  // them one after the other while a core idled (37 % idle under the create load; 20–24 % with this). Measured
-  // with compare.sh create, ROUNDS=3, one sitting: mes's req/s within the noise (337–346 before, 329–507 and
-  // 344–350 after), its peak RSS 241–249 → 177–189 MB (fewer requests wait).
+  // pipelining pool the statements in flight (up to MES_DB_WRITE_SLOTS) went down one connection, and one server
+  // process ran them one after the other while a core idled (37 % idle under the create load; 20–24 % with this).
+  // Measured with compare.sh create, ROUNDS=3, one sitting: mes's req/s within the noise (337–346 before, 329–507
+  // and 344–350 after), its peak RSS 241–249 → 177–189 MB (fewer requests wait).
   const ownConnection = onOwnConnection(sql)
   /** The nested creates of `plans` (of one tenant, with the same events) as one statement. */
   const createNested = (plans: ReadonlyArray<NestedJobPlan>) =>
