@@ -31,7 +31,7 @@ export const CoalescingConfig = Config.all({
  * items start another batch once they are half of the key's items in progress (in flight and waiting), or `min`;
  * otherwise they wait for a batch to finish. Either way they go together, at most `max`, so batches grow with
  * the load. Starting every lone item beside a full batch cost a statement, a commit and a connection each for
- * one create (at 32 connections 60 % of the statements carried one) and left the database a third idle; at two
+ * one create (at 32 connections 60 % of the statements carried one) and left the machine 30 % idle; at two
  * concurrent writers the rule still lets the second go at once. A waiting item whose caller is interrupted is
  * dropped; one already sent is written (as a statement already sent would be).
  */

@@ -190,8 +190,9 @@ describe("write coalescing on the production pool (statements of requests pipeli
   const pipelined = useDomainApp({ pipeline: 4 })
 
   it.skipIf(testDatabaseKind() !== "postgres")("two coalesced creates in flight at once run on two connections, not one after the other down one", async () => {
-    // the pool pipelines statements of concurrent requests down a shared connection (client.ts); the two batches a tenant
-    // may have in flight (MES_DB_WRITE_SLOTS) must each have a server process, or they run one after the other
+    // the pool pipelines statements of concurrent requests down a shared connection (client.ts); the batches a tenant
+    // has in flight at once (up to MES_DB_WRITE_SLOTS; the second of two creates goes beside the first) must each have
+    // a server process, or they run one after the other
     const { tenant } = await pipelined(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Two slots" })))
     await pipelined(Effect.flatMap(SqlClient, (sql) => Effect.gen(function*() {
       yield* sql`CREATE TABLE tmp_backends (pid int)`
