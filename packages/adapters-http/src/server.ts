@@ -40,6 +40,7 @@ import { authenticator, credentialsOf } from "./auth.ts"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
+import { requestServices } from "./request-services.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -224,7 +225,7 @@ export const routes = <R>(
     const commitSignal = yield* Effect.serviceOption(CommitSignal)
     const idempotency = yield* Effect.serviceOption(Idempotency)
     // CurrentTenant is provided per request after authentication, not by the layer
-    const context = (yield* Effect.context<Exclude<R, CurrentTenant>>()) as Context.Context<R>
+    const withServices = requestServices((yield* Effect.context<Exclude<R, CurrentTenant>>()) as Context.Context<R>)
     const all = endpoints()
     const missing = all.filter((e) => handlers[`${e.group}.${e.name}`] === undefined)
     if (missing.length > 0) {
@@ -329,7 +330,7 @@ export const routes = <R>(
                 Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
               )
           ),
-          Effect.provideContext(context)
+          withServices
         )
         const answered = limit === undefined ? response : HttpServerResponse.setHeaders(response, limitHeaders(limit))
         if (options.logRequests) {
