@@ -72,25 +72,38 @@ const pieces = (value: unknown): Array<JsonChunk> => {
   return result
 }
 
-/** The UTF-8 bytes of `value` as JSON, every `JsonText` inside copied in as it is (one copy). */
+/**
+ * The UTF-8 bytes of `value` as JSON, every `JsonText` inside copied in as it is (one copy). The buffer is sized
+ * for one byte per character of text (JSON is mostly ASCII) and grows only when a text turns out not to fit;
+ * sizing for the worst case (3 bytes) tripled every response's allocation.
+ */
 export const encodeJson = (value: unknown): Uint8Array => {
   const chunks = pieces(value)
-  // UTF-8 needs at most 3 bytes per UTF-16 unit; the glue between records is a few ASCII characters
-  let bound = 0
-  for (const c of chunks) bound += typeof c === "string" ? c.length * 3 : c.length
-  const out = new Uint8Array(bound)
+  let rest = 0
+  for (const c of chunks) rest += c.length
+  let out = new Uint8Array(rest)
   let at = 0
   for (const c of chunks) {
+    rest -= c.length
     if (typeof c !== "string") {
       out.set(c, at)
       at += c.length
     } else if (c.length <= 16 && isAscii(c)) {
       for (let i = 0; i < c.length; i++) out[at++] = c.charCodeAt(i)
     } else {
-      at += encoder.encodeInto(c, out.subarray(at)).written
+      // never into the room kept for the chunks after this one
+      const { read, written } = encoder.encodeInto(c, out.subarray(at, out.length - rest))
+      at += written
+      if (read < c.length) {
+        // room for the rest of this text at 3 bytes per UTF-16 unit, and for the chunks after it
+        const grown = new Uint8Array(at + (c.length - read) * 3 + rest)
+        grown.set(out.subarray(0, at))
+        out = grown
+        at += encoder.encodeInto(c.slice(read), out.subarray(at)).written
+      }
     }
   }
-  return out.subarray(0, at)
+  return at === out.length ? out : out.subarray(0, at)
 }
 
 const isAscii = (s: string) => {

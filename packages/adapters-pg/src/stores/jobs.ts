@@ -6,7 +6,7 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import {
-  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonText, type NestedJobPlan, type NestedJobResult } from "@mes/domain"
+  type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonChunks, type NestedJobPlan, type NestedJobResult } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
@@ -149,7 +149,7 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT d.json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
+SELECT convert_to(d.json, 'UTF8') AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
@@ -178,13 +178,15 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
       const { events } = plans[0]!
       const statement = statements(`create ${events.job.type} ${events.part.type}`, () => createNestedSql(catalog, events))
       const param = JSON.stringify(plans.map((p) => ({ job: p.job, parts: p.parts, operations: p.operations, refs: p.refs, cell_names: p.cellNames })))
-      const rows = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
+      // the job as bytes: the driver hands over views of what it read, copied into the response as they are
+      // (as text, each 17 kB job was decoded to a string and encoded again)
+      const rows = yield* sql.unsafe<{ json: Uint8Array | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
         statement,
         [param, plans[0]!.job.tenant_id]
       )
       return rows.map((row): NestedJobResult =>
         row.json !== null
-          ? { _tag: "Created", job: jsonText<JobDetail>(row.json) }
+          ? { _tag: "Created", job: jsonChunks<JobDetail>([row.json]) }
           : { _tag: "Refused", taken: row.taken, missingRefs: row.missing_refs, missingCells: row.missing_cells }
       )
     }).pipe(mapConstraints)
