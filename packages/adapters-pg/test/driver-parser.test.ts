@@ -1,0 +1,87 @@
+// The driver's message parser as patched (patches/@effect__sql-pg@4.0.5.patch, DECISIONS "The driver's parse
+// buffer"): when a socket chunk does not fit, the new buffer has room for the message in progress plus the pool.
+// Unpatched, it doubled the 64 kB pool until the pending bytes and the chunk fit: 128 kB for every 64 kB chunk
+// that arrived in the middle of a row (a list page), 512 kB for one long row.
+import { makeParser } from "@effect/sql-pg/PgProtocol"
+import { describe, expect, it } from "vitest"
+
+/** A DataRow ('D') with one text field of `size` bytes, then CommandComplete and ReadyForQuery. */
+const dataRowThenEnd = (size: number, fill: (i: number) => number) => {
+  const row = new Uint8Array(1 + 4 + 2 + 4 + size)
+  const view = new DataView(row.buffer)
+  row[0] = 0x44
+  view.setInt32(1, row.length - 1)
+  view.setInt16(5, 1)
+  view.setInt32(7, size)
+  for (let i = 0; i < size; i++) row[11 + i] = fill(i)
+  const tag = new TextEncoder().encode("SELECT 1\0")
+  const complete = new Uint8Array(1 + 4 + tag.length)
+  complete[0] = 0x43
+  new DataView(complete.buffer).setInt32(1, 4 + tag.length)
+  complete.set(tag, 5)
+  const ready = Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49)
+  const all = new Uint8Array(row.length + complete.length + ready.length)
+  all.set(row)
+  all.set(complete, row.length)
+  all.set(ready, row.length + complete.length)
+  return all
+}
+
+/** Feeds `bytes` in socket-sized chunks (64 kB, as Node reads them) and collects the messages. */
+const parseInChunks = (bytes: Uint8Array, chunk = 65536, parser = makeParser()) => {
+  const messages: Array<{ readonly _tag: string; readonly values?: ReadonlyArray<Uint8Array | null> }> = []
+  for (let at = 0; at < bytes.length; at += chunk) {
+    parser.pushEach(bytes.slice(at, at + chunk), (m) => messages.push(m as never))
+  }
+  return messages
+}
+
+/** Rows of `size` bytes back to back, then CommandComplete and ReadyForQuery. */
+const rowsThenEnd = (count: number, size: number) => {
+  const one = dataRowThenEnd(size, (i) => 0x61 + (i % 26))
+  const rowLength = 11 + size
+  const all = new Uint8Array(rowLength * count + (one.length - rowLength))
+  for (let r = 0; r < count; r++) all.set(one.subarray(0, rowLength), r * rowLength)
+  all.set(one.subarray(rowLength), rowLength * count)
+  return all
+}
+
+describe("the driver's parser (patched)", () => {
+  it("a page of 4 kB rows from 64 kB chunks: each refill takes the row in progress plus the pool, not twice the pool", () => {
+    const messages = parseInChunks(rowsThenEnd(100, 3900))
+    expect(messages.length).toBe(102)
+    const buffers = new Set(messages.flatMap((m) => (m.values ?? []).map((v) => v!.buffer)))
+    // unpatched: every buffer after the first few is 128 kB; patched: at most one row (3,911 bytes) plus 64 kB
+    for (const b of buffers) expect(b.byteLength).toBeLessThanOrEqual(3911 + 65536)
+    expect(messages.slice(0, 100).every((m) => m.values![0]!.length === 3900 && m.values![0]![3899] === 0x61 + (3899 % 26))).toBe(true)
+  })
+
+  it("reads a 386 kB row from 64 kB chunks into one buffer of the row's size plus the pool, bytes intact", () => {
+    const size = 386 * 1024
+    const fill = (i: number) => (i * 31 + 7) & 0x7f
+    const messages = parseInChunks(dataRowThenEnd(size, fill))
+    expect(messages.map((m) => m._tag)).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"])
+    const field = messages[0]!.values![0]!
+    expect(field.length).toBe(size)
+    let intact = true
+    for (let i = 0; i < size; i++) if (field[i] !== fill(i)) intact = false
+    expect(intact).toBe(true)
+    // unpatched: 512 kB (the doubling); patched: the row (size + 11 bytes) plus the pool (at most 64 kB)
+    expect(field.buffer.byteLength).toBeGreaterThanOrEqual(size + 11)
+    expect(field.buffer.byteLength).toBeLessThanOrEqual(size + 11 + 65536)
+  })
+
+  it("a row arriving in uneven pieces, some splitting its header, still parses whole", () => {
+    const size = 200_000
+    const fill = (i: number) => (i * 13) & 0xff
+    const bytes = dataRowThenEnd(size, fill)
+    for (const chunk of [3, 4096, 65536, 100_003]) {
+      const messages = parseInChunks(bytes, chunk)
+      expect(messages.map((m) => m._tag)).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"])
+      const field = messages[0]!.values![0]!
+      expect(field.length).toBe(size)
+      expect(field[size - 1]).toBe(fill(size - 1))
+      expect(field[0]).toBe(fill(0))
+    }
+  })
+})
