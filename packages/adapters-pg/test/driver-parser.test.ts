@@ -5,8 +5,8 @@
 import { makeParser } from "@effect/sql-pg/PgProtocol"
 import { describe, expect, it } from "vitest"
 
-/** A DataRow ('D') with one text field of `size` bytes, then CommandComplete and ReadyForQuery. */
-const dataRowThenEnd = (size: number, fill: (i: number) => number) => {
+/** A DataRow ('D') with one text field of `size` bytes. */
+const dataRow = (size: number, fill: (i: number) => number) => {
   const row = new Uint8Array(1 + 4 + 2 + 4 + size)
   const view = new DataView(row.buffer)
   row[0] = 0x44
@@ -14,21 +14,25 @@ const dataRowThenEnd = (size: number, fill: (i: number) => number) => {
   view.setInt16(5, 1)
   view.setInt32(7, size)
   for (let i = 0; i < size; i++) row[11 + i] = fill(i)
+  return row
+}
+
+/** CommandComplete ('C', "SELECT 1") and ReadyForQuery ('Z', idle): the end of a result. */
+const END = (() => {
   const tag = new TextEncoder().encode("SELECT 1\0")
   const complete = new Uint8Array(1 + 4 + tag.length)
   complete[0] = 0x43
   new DataView(complete.buffer).setInt32(1, 4 + tag.length)
   complete.set(tag, 5)
-  const ready = Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49)
-  const all = new Uint8Array(row.length + complete.length + ready.length)
-  all.set(row)
-  all.set(complete, row.length)
-  all.set(ready, row.length + complete.length)
-  return all
-}
+  return Buffer.concat([complete, Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49)])
+})()
+
+/** `rows`, then the end of the result, as the bytes a socket delivers. */
+const result = (...rows: ReadonlyArray<Uint8Array>) => Buffer.concat([...rows, END])
 
 /** Feeds `bytes` in socket-sized chunks (64 kB, as Node reads them) and collects the messages. */
-const parseInChunks = (bytes: Uint8Array, chunk = 65536, parser = makeParser()) => {
+const parseInChunks = (bytes: Uint8Array, chunk = 65536) => {
+  const parser = makeParser()
   const messages: Array<{ readonly _tag: string; readonly values?: ReadonlyArray<Uint8Array | null> }> = []
   for (let at = 0; at < bytes.length; at += chunk) {
     parser.pushEach(bytes.slice(at, at + chunk), (m) => messages.push(m as never))
@@ -36,19 +40,9 @@ const parseInChunks = (bytes: Uint8Array, chunk = 65536, parser = makeParser()) 
   return messages
 }
 
-/** Rows of `size` bytes back to back, then CommandComplete and ReadyForQuery. */
-const rowsThenEnd = (count: number, size: number) => {
-  const one = dataRowThenEnd(size, (i) => 0x61 + (i % 26))
-  const rowLength = 11 + size
-  const all = new Uint8Array(rowLength * count + (one.length - rowLength))
-  for (let r = 0; r < count; r++) all.set(one.subarray(0, rowLength), r * rowLength)
-  all.set(one.subarray(rowLength), rowLength * count)
-  return all
-}
-
 describe("the driver's parser (patched)", () => {
   it("a page of 4 kB rows from 64 kB chunks: each refill takes the row in progress plus the pool, not twice the pool", () => {
-    const messages = parseInChunks(rowsThenEnd(100, 3900))
+    const messages = parseInChunks(result(...Array.from({ length: 100 }, () => dataRow(3900, (i) => 0x61 + (i % 26)))))
     expect(messages.length).toBe(102)
     const buffers = new Set(messages.flatMap((m) => (m.values ?? []).map((v) => v!.buffer)))
     // unpatched: every buffer after the first few is 128 kB; patched: at most one row (3,911 bytes) plus 64 kB
@@ -59,7 +53,7 @@ describe("the driver's parser (patched)", () => {
   it("reads a 386 kB row from 64 kB chunks into one buffer of the row's size plus the pool, bytes intact", () => {
     const size = 386 * 1024
     const fill = (i: number) => (i * 31 + 7) & 0x7f
-    const messages = parseInChunks(dataRowThenEnd(size, fill))
+    const messages = parseInChunks(result(dataRow(size, fill)))
     expect(messages.map((m) => m._tag)).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"])
     const field = messages[0]!.values![0]!
     expect(field.length).toBe(size)
@@ -74,7 +68,7 @@ describe("the driver's parser (patched)", () => {
   it("a row arriving in uneven pieces, some splitting its header, still parses whole", () => {
     const size = 200_000
     const fill = (i: number) => (i * 13) & 0xff
-    const bytes = dataRowThenEnd(size, fill)
+    const bytes = result(dataRow(size, fill))
     for (const chunk of [3, 4096, 65536, 100_003]) {
       const messages = parseInChunks(bytes, chunk)
       expect(messages.map((m) => m._tag)).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"])
