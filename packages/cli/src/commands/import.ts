@@ -1,7 +1,7 @@
 // `mes import <file> --tenant ID`: a JSON or CSV file of jobs through bulk sync (spec 4.1) in chunks of at most
 // 1,000 records, with a progress bar on stderr and a summary; a chunk that fails leaves the others' work in place
 // and a re-run resumes from the chunks not yet done (a state file beside the input).
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { parse } from "csv-parse/sync"
@@ -161,7 +161,9 @@ export const importJobs = Command.make("import", {
           for (const k of ["total", "created", "updated", "unchanged", "errors"] as const) totals[k] += r[k]
           for (const x of r.results) if (x.action === "error") recordErrors.push({ chunk: i, external_id: x.external_id, error: x.error ?? "" })
           done.add(i)
-          writeFileSync(statePath, JSON.stringify({ ...fingerprint, done: [...done] } satisfies ImportState))
+          // written beside and renamed over: a run killed while writing leaves the last whole state, not an empty file
+          writeFileSync(`${statePath}.tmp`, JSON.stringify({ ...fingerprint, done: [...done] } satisfies ImportState))
+          renameSync(`${statePath}.tmp`, statePath)
         } else {
           failed.push({ chunk: i, error: describe(result.failure) })
         }
