@@ -71,14 +71,15 @@ export const listPage = <T>(
     const where = sql.and(o.where)
     const { sort, order } = o.query
     const json = (o.json ?? ((alias: string) => recordJson(o.table, alias)))("(s.r)")
-    // bytes, not text: the driver hands them over as views of what it read, and the server copies
-    // them into the response as they are (no decoding, no string building, no encoding). The outer LIMIT
+    // text: each record's JSON is one string, spliced into the response's bytes as it is (never parsed). Not
+    // bytes: views of the driver's read buffer kept it from reusing that buffer, and the buffers that the
+    // requests held were what the server's memory grew by (DECISIONS: "A list page's bytes"). The outer LIMIT
     // (never below 1: the count row comes back on an empty page) lets PostgreSQL build each record's JSON after
     // the final sort instead of sorting the built documents (the 100 jobs of a page: 409 → 226 kB sorted,
     // ≈ 7 % of the statement)
-    const children = o.children === undefined ? "" : `, convert_to(${o.children.elements("(s.r)")}, 'UTF8') AS children`
-    const rows = yield* sql<{ total: number; json: Uint8Array | null; children?: Uint8Array | null }>`
-      SELECT c.total, CASE WHEN s.id IS NOT NULL THEN convert_to(${sql.literal(json)}, 'UTF8') END AS json ${sql.literal(children)}
+    const children = o.children === undefined ? "" : `, ${o.children.elements("(s.r)")} AS children`
+    const rows = yield* sql<{ total: number; json: string | null; children?: string | null }>`
+      SELECT c.total, CASE WHEN s.id IS NOT NULL THEN ${sql.literal(json)} END AS json ${sql.literal(children)}
       FROM (SELECT count(*)::int AS total FROM ${from} WHERE ${where}) c
       LEFT JOIN LATERAL (
         SELECT ${sql.literal(o.alias)} AS r, ${sql.literal(sortKey(o, sort))} AS k, ${sql.literal(key)} AS id
@@ -91,17 +92,15 @@ export const listPage = <T>(
       if (r.json === null) continue
       if (chunks.length > 1) chunks.push(",")
       if (o.children === undefined) chunks.push(r.json)
-      else chunks.push(...withChildren(r.json, o.children.key, r.children ?? EMPTY))
+      else chunks.push(...withChildren(r.json, o.children.key, r.children ?? ""))
     }
     chunks.push("]")
     return { rows: jsonChunks<ReadonlyArray<T>>(chunks), total: rows[0]?.total ?? 0 }
   }).pipe(Effect.orDie)
 
-const EMPTY = new Uint8Array(0)
-
 /** `{...,"key":[elements]}` from a record's JSON object and its children's joined JSON, as pieces. */
-export const withChildren = (record: Uint8Array, key: string, elements: Uint8Array): Array<JsonChunk> => [
-  record.subarray(0, record.length - 1),
+export const withChildren = (record: string, key: string, elements: string): Array<JsonChunk> => [
+  record.slice(0, -1),
   `,"${key}":[`,
   elements,
   "]}"

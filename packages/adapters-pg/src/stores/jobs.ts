@@ -149,7 +149,7 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT convert_to(d.json, 'UTF8') AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
+SELECT d.json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
@@ -178,9 +178,9 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
       const { events } = plans[0]!
       const statement = statements(`create ${events.job.type} ${events.part.type}`, () => createNestedSql(catalog, events))
       const param = JSON.stringify(plans.map((p) => ({ job: p.job, parts: p.parts, operations: p.operations, refs: p.refs, cell_names: p.cellNames })))
-      // the job as bytes: the driver hands over views of what it read, copied into the response as they are
-      // (as text, each 17 kB job was decoded to a string and encoded again)
-      const rows = yield* sql.unsafe<{ json: Uint8Array | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
+      // the job as text, spliced into the response as it is (as bytes it was a copy out of the driver's buffer:
+      // DECISIONS, "A list page's bytes")
+      const rows = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
         statement,
         [param, plans[0]!.job.tenant_id]
       )
