@@ -1,6 +1,7 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
 import { createHash } from "node:crypto"
+import { ServerResponse } from "node:http"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
@@ -12,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { isSqlError } from "effect/sql/SqlError"
 import {
   CurrentTenant,
@@ -37,6 +39,7 @@ import {
   Tx
 } from "@mes/domain"
 import { authenticator, credentialsOf } from "./auth.ts"
+import { bodyBuffers } from "./body-buffers.ts"
 import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
@@ -137,7 +140,13 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
 /** The bytes of a success answer (`data` built by the database is copied in, never parsed). */
-const successBytes = (data: unknown) => encodeJson({ success: true, data })
+const successBytes = (data: unknown, allocate?: (size: number) => Uint8Array) => encodeJson({ success: true, data }, allocate)
+
+/** Node's response to `request`, or undefined when the request did not come through Node's server (a web Request). */
+const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const response = NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined
+  return response instanceof ServerResponse ? response : undefined
+}
 
 /** A strong validator of one record's representation: the hash of the bytes a read of it answers. */
 const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
@@ -246,6 +255,7 @@ export const routes = <R>(
     }
 
     const tx = yield* Effect.serviceOption(Tx)
+    const buffers = bodyBuffers()
 
     /** PATCH with If-Match: lock the record, compare its current ETag, then write, in one transaction. */
     const guarded = (write: Effect.Effect<ApiReply, DomainError, R | CurrentTenant>, id: string, ifMatch: string, versioned: Versioned<R>) =>
@@ -261,6 +271,7 @@ export const routes = <R>(
     const serve = (handler: Handler<R>, access: Access, withBody: boolean, spec: ListSpec<any, string> | undefined, versioned?: Versioned<R>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const nodeResponse = nodeResponseOf(request)
         const started = options.logRequests ? Date.now() : 0
         let body: unknown = undefined
         let bodyText = ""
@@ -291,7 +302,7 @@ export const routes = <R>(
               ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
               : handler({ query, body })
             const write = Effect.map(run, (reply): KeptReply | ApiReply =>
-              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data) })
+              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data, nodeResponse && buffers.take) })
             const once = idempotencyKey === undefined || Option.isNone(idempotency)
               ? Effect.map(write, (reply) => ({ replayed: false, reply }))
               : idempotency.value.once(caller.id, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write as Effect.Effect<KeptReply, DomainError, R | CurrentTenant>)
@@ -300,13 +311,16 @@ export const routes = <R>(
           Effect.tap(({ replayed }) =>
             !replayed && (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void
           ),
-          Effect.map(({ replayed, reply }) =>
-            "response" in reply && reply.response !== undefined ? reply.response : bytes(reply.status, (reply as KeptReply).body, {
+          Effect.map(({ replayed, reply }) => {
+            if ("response" in reply && reply.response !== undefined) return reply.response
+            const body = (reply as KeptReply).body
+            if (nodeResponse !== undefined) buffers.giveBackAfter(nodeResponse, body)
+            return bytes(reply.status, body, {
               ...(replayed ? { "idempotent-replayed": "true" } : {}),
               // a read of one record carries its version for a later If-Match
-              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf((reply as KeptReply).body) } : {})
+              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf(body) } : {})
             })
-          ),
+          }),
           Effect.catch((e: DomainError) => {
             const envelope = fromDomainError(e)
             if (e._tag === "RateLimited") limit = e.info

@@ -77,11 +77,17 @@ const pieces = (value: unknown): Array<JsonChunk> => {
  * for one byte per character of text (JSON is mostly ASCII) and grows only when a text turns out not to fit;
  * sizing for the worst case (3 bytes) tripled every response's allocation.
  */
-export const encodeJson = (value: unknown): Uint8Array => {
+export const encodeJson = (
+  value: unknown,
+  /** Where the bytes go (e.g. a pooled buffer); it may hand back more room than asked for. */
+  allocate: (size: number) => Uint8Array = (size) => new Uint8Array(size)
+): Uint8Array => {
   const chunks = pieces(value)
   let rest = 0
   for (const c of chunks) rest += c.length
-  let out = new Uint8Array(rest)
+  const size = rest
+  const given = allocate(size)
+  let out = given.length === size ? given : given.subarray(0, size)
   let at = 0
   for (const c of chunks) {
     rest -= c.length
