@@ -4,7 +4,7 @@
 // only by a full one (DECISIONS: "A list page's bytes").
 import type { ServerResponse } from "node:http"
 
-/** Bodies from 16 kB up to 1 MB come from the pool, in power-of-two sizes; smaller and larger ones are allocated. */
+/** Bodies from 8 kB up to 1 MB come from the pool, in power-of-two buffers of 16 kB to 1 MB; others are allocated. */
 const MIN_SHIFT = 14
 const MAX_SHIFT = 20
 
