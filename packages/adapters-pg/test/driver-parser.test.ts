@@ -10,39 +10,31 @@ import * as PgTypes from "@effect/sql-pg/PgTypes"
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 
-/** A DataRow ('D') with one text field of `size` bytes. */
+/** A backend message: its type, its length (the length's 4 bytes included), then `payload`. */
+const message = (type: number, payload: Uint8Array) => {
+  const bytes = new Uint8Array(1 + 4 + payload.length)
+  bytes[0] = type
+  new DataView(bytes.buffer).setInt32(1, 4 + payload.length)
+  bytes.set(payload, 5)
+  return bytes
+}
+
+/** `size` bytes, the i-th being `fill(i)`. */
+const filled = (size: number, fill: (i: number) => number) => Uint8Array.from({ length: size }, (_, i) => fill(i))
+
+/** A DataRow ('D') with one field of `size` bytes. */
 const dataRow = (size: number, fill: (i: number) => number) => {
-  const row = new Uint8Array(1 + 4 + 2 + 4 + size)
-  const view = new DataView(row.buffer)
-  row[0] = 0x44
-  view.setInt32(1, row.length - 1)
-  view.setInt16(5, 1)
-  view.setInt32(7, size)
-  for (let i = 0; i < size; i++) row[11 + i] = fill(i)
-  return row
+  const head = new DataView(new ArrayBuffer(6))
+  head.setInt16(0, 1)
+  head.setInt32(2, size)
+  return message(0x44, Buffer.concat([new Uint8Array(head.buffer), filled(size, fill)]))
 }
 
 /** CommandComplete ('C', "SELECT 1") and ReadyForQuery ('Z', idle): the end of a result. */
-const END = (() => {
-  const tag = new TextEncoder().encode("SELECT 1\0")
-  const complete = new Uint8Array(1 + 4 + tag.length)
-  complete[0] = 0x43
-  new DataView(complete.buffer).setInt32(1, 4 + tag.length)
-  complete.set(tag, 5)
-  return Buffer.concat([complete, Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49)])
-})()
+const END = Buffer.concat([message(0x43, new TextEncoder().encode("SELECT 1\0")), message(0x5a, Uint8Array.of(0x49))])
 
 /** `rows`, then the end of the result, as the bytes a socket delivers. */
 const result = (...rows: ReadonlyArray<Uint8Array>) => Buffer.concat([...rows, END])
-
-/** A message of type `type` whose payload is `size` bytes (CopyData is 'd'). */
-const message = (type: number, size: number, fill: (i: number) => number) => {
-  const bytes = new Uint8Array(1 + 4 + size)
-  bytes[0] = type
-  new DataView(bytes.buffer).setInt32(1, 4 + size)
-  for (let i = 0; i < size; i++) bytes[5 + i] = fill(i)
-  return bytes
-}
 
 /** The field reader the driver builds for one binary column of type `oid` (25 text, 17 bytea). */
 const readerOf = (oid: number) => Result.getOrThrow(PgTypes.makeFieldReader([{ dataTypeOid: oid, format: 1 }]))
@@ -84,7 +76,7 @@ describe("the driver's parser (patched)", () => {
   })
 
   it("CopyData payloads are views, so their buffer is not reused under them: every payload stays intact", () => {
-    const bytes = Buffer.concat([...Array.from({ length: 300 }, (_, r) => message(0x64, 3900, letters(r))), END])
+    const bytes = Buffer.concat([...Array.from({ length: 300 }, (_, r) => message(0x64, filled(3900, letters(r)))), END])
     const messages = parseInChunks(bytes, 65536, readerOf(25)) as unknown as ReadonlyArray<{ _tag: string; data?: Uint8Array }>
     const payloads = messages.filter((m) => m._tag === "CopyData").map((m) => m.data!)
     expect(payloads.length).toBe(300)

@@ -85,9 +85,8 @@ export const encodeJson = (
   const chunks = pieces(value)
   let rest = 0
   for (const c of chunks) rest += c.length
-  const size = rest
-  const given = allocate(size)
-  let out = given.length === size ? given : given.subarray(0, size)
+  const given = allocate(rest)
+  let out = given.length === rest ? given : given.subarray(0, rest)
   let at = 0
   for (const c of chunks) {
     rest -= c.length
