@@ -139,8 +139,12 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 /** Idempotency-Key: visible ASCII, at most 255 characters (a UUID is the usual choice). */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
-/** The bytes of a success answer (`data` built by the database is copied in, never parsed). */
-const successBytes = (data: unknown, allocate?: (size: number) => Uint8Array) => encodeJson({ success: true, data }, allocate)
+/**
+ * The bytes of a success answer (`data` built by the database is copied in, never parsed). `consume`: `data` is
+ * not read again, so the memory its database JSON was lent in goes back (a list page's slabs).
+ */
+const successBytes = (data: unknown, allocate?: (size: number) => Uint8Array, consume = false) =>
+  encodeJson({ success: true, data }, allocate, consume)
 
 /** Node's response to `request`, or undefined when the request did not come through Node's server (a web Request). */
 const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest) => {
@@ -302,7 +306,7 @@ export const routes = <R>(
               ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
               : handler({ query, body })
             const write = Effect.map(run, (reply): KeptReply | ApiReply =>
-              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data, nodeResponse && buffers.take) })
+              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data, nodeResponse && buffers.take, true) })
             const once = idempotencyKey === undefined || Option.isNone(idempotency)
               ? Effect.map(write, (reply) => ({ replayed: false, reply }))
               : idempotency.value.once(caller.id, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write as Effect.Effect<KeptReply, DomainError, R | CurrentTenant>)

@@ -14,6 +14,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { durationConfig } from "@mes/domain"
 import { migrate } from "./migrator.ts"
+import { pageTypes } from "./page-bytes.ts"
 
 export type Database = PgClient.PgClient | SqlClient
 
@@ -40,6 +41,7 @@ export const postgres = (
     // a server that does not answer fails the request (503) after this instead of holding it
     connectTimeout: options.connectTimeout ?? Duration.seconds(5),
     maxMessageSize: MAX_MESSAGE_BYTES,
+    types: pageTypes(),
     maxConnections: options.maxConnections ?? 10,
     multiplex: (options.pipeline ?? 4) > 1,
     multiplexConcurrency: options.pipeline ?? 4,
@@ -87,7 +89,7 @@ export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: str
           Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
         )
     )
-    return PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1, maxMessageSize: MAX_MESSAGE_BYTES })
+    return PgClient.layer({ path, username: "postgres", database: "postgres", maxConnections: 1, maxMessageSize: MAX_MESSAGE_BYTES, types: pageTypes() })
   }))
 
 /** DATABASE_URL when set, else PGlite in MES_DATA_DIR (default ./.mes/data); migrated on start. */

@@ -15,8 +15,21 @@ export class JsonText<out A = unknown> {
   declare readonly _A: (_: never) => A
   /** The pieces whose concatenation is the JSON text. */
   readonly chunks: ReadonlyArray<JsonChunk>
-  constructor(chunks: ReadonlyArray<JsonChunk>) {
+  readonly #release: (() => void) | undefined
+  #released = false
+  constructor(chunks: ReadonlyArray<JsonChunk>, release?: () => void) {
     this.chunks = chunks
+    this.#release = release
+  }
+  /**
+   * Gives the chunks' memory back to whoever lent it (the database adapter's page buffers), at most once. Call it
+   * only when the chunks will never be read again: `encodeJson(value, allocate, true)` does, after copying them.
+   */
+  release(): void {
+    const release = this.#release
+    if (release === undefined || this.#released) return
+    this.#released = true
+    release()
   }
   /** The JSON text as a string (decodes byte pieces). */
   get text(): string {
@@ -41,7 +54,8 @@ export class JsonText<out A = unknown> {
 export const jsonText = <A>(text: string): JsonText<A> => new JsonText<A>([text])
 
 /** JSON text from pieces, in order (text and UTF-8 bytes may be mixed). */
-export const jsonChunks = <A>(chunks: ReadonlyArray<JsonChunk>): JsonText<A> => new JsonText<A>(chunks)
+export const jsonChunks = <A>(chunks: ReadonlyArray<JsonChunk>, release?: () => void): JsonText<A> =>
+  new JsonText<A>(chunks, release)
 
 /** A list of records as JSON text plus how many match in all (one page of a list). */
 export interface JsonSlice<A> {
@@ -54,9 +68,8 @@ const MARK = `\u0000json:${globalThis.crypto.randomUUID()}\u0000`
 const QUOTED_MARK = JSON.stringify(MARK)
 let splicing: Array<JsonText> | undefined
 
-/** JSON.stringify of `value` in pieces: every `JsonText` inside it contributes its own pieces. */
-const pieces = (value: unknown): Array<JsonChunk> => {
-  const texts: Array<JsonText> = []
+/** JSON.stringify of `value` in pieces: every `JsonText` inside it contributes its own pieces (and goes into `texts`). */
+const pieces = (value: unknown, texts: Array<JsonText>): Array<JsonChunk> => {
   splicing = texts
   let out: string
   try {
@@ -80,9 +93,12 @@ const pieces = (value: unknown): Array<JsonChunk> => {
 export const encodeJson = (
   value: unknown,
   /** Where the bytes go (e.g. a pooled buffer); it may hand back more room than asked for. */
-  allocate: (size: number) => Uint8Array = (size) => new Uint8Array(size)
+  allocate: (size: number) => Uint8Array = (size) => new Uint8Array(size),
+  /** Release every `JsonText` inside once it is copied: nothing reads them again. */
+  consume = false
 ): Uint8Array => {
-  const chunks = pieces(value)
+  const texts: Array<JsonText> = []
+  const chunks = pieces(value, texts)
   let rest = 0
   for (const c of chunks) rest += c.length
   const given = allocate(rest)
@@ -108,6 +124,7 @@ export const encodeJson = (
       }
     }
   }
+  if (consume) for (const t of texts) t.release()
   return at === out.length ? out : out.subarray(0, at)
 }
 

@@ -37,4 +37,16 @@ describe("encodeJson (database JSON spliced into a response)", () => {
     const value = { before: "a".repeat(100), t: jsonText(JSON.stringify(long)), after: "tail" }
     expect(new TextDecoder().decode(encodeJson(value))).toBe(JSON.stringify({ before: "a".repeat(100), t: long, after: "tail" }))
   })
+
+  it("gives a text's lent memory back once it is copied, only when asked to consume, and at most once", () => {
+    let released = 0
+    const rows = jsonChunks([utf8.encode(`[{"a":1}]`)], () => released++)
+    const value = { jobs: rows, again: rows }
+    expect(new TextDecoder().decode(encodeJson(value))).toBe(`{"jobs":[{"a":1}],"again":[{"a":1}]}`)
+    expect(released).toBe(0)
+    expect(new TextDecoder().decode(encodeJson(value, undefined, true))).toBe(`{"jobs":[{"a":1}],"again":[{"a":1}]}`)
+    expect(released).toBe(1)
+    rows.release()
+    expect(released).toBe(1)
+  })
 })
