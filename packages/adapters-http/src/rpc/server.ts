@@ -14,8 +14,11 @@ import { fromEnvelope, MesRpcAuth, MesRpcs, Unauthorized } from "./group.ts"
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
 const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
 
-/** A value as the REST API would write it (JSON text built by the database included), as plain data. */
-const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value)))
+/**
+ * A value as the REST API would write it (JSON text built by the database included), as plain data. The value is
+ * not read again, so a list page's slabs go back once it is copied (DECISIONS: "A list page's bytes").
+ */
+const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value, undefined, true)))
 
 /** Each call: the key's tenant, counted against its plan's daily limit like a REST request (cloud mode). */
 const AuthLive = Layer.effect(MesRpcAuth, Effect.gen(function*() {
