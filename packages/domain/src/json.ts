@@ -53,7 +53,10 @@ export class JsonText<out A = unknown> {
 
 export const jsonText = <A>(text: string): JsonText<A> => new JsonText<A>([text])
 
-/** JSON text from pieces, in order (text and UTF-8 bytes may be mixed). */
+/**
+ * JSON text from pieces, in order (text and UTF-8 bytes may be mixed). `release`: gives back the memory the byte
+ * pieces were lent in (a list page's slabs), called by `JsonText.release`.
+ */
 export const jsonChunks = <A>(chunks: ReadonlyArray<JsonChunk>, release?: () => void): JsonText<A> =>
   new JsonText<A>(chunks, release)
 
