@@ -1,6 +1,6 @@
 // Database layers: real PostgreSQL (DATABASE_URL) or embedded PGlite (MES_DATA_DIR), both driven
 // by the production driver @effect/sql-pg, so queries, types and errors are the same on both.
-import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs"
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -124,13 +124,13 @@ type PostgresModule = object
  */
 const compilePostgres = (): Promise<PostgresModule | undefined> => {
   let file: string
+  let fd: number
   try {
     file = join(dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "pglite.wasm")
+    fd = openSync(file, "r")
   } catch {
     return Promise.resolve(undefined)
   }
-  if (!existsSync(file)) return Promise.resolve(undefined)
-  const fd = openSync(file, "r")
   try {
     const size = fstatSync(fd).size
     const bytes = new Uint8Array(new wasm.Memory({ initial: Math.ceil(size / 65_536) }).buffer, 0, size)
