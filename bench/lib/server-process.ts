@@ -26,8 +26,9 @@ export const killAll = () => {
 const startServer = async (db: DbKind, database: Database | undefined, extraEnv: Record<string, string>): Promise<Server> => {
   // without the development condition the packages resolve to their compiled dist (as in production)
   // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (node --cpu-prof)
+  // BENCH_NODE_FLAGS="--a --b": flags for the server's node, before anything else
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
-  const args = [...profile, "--import", "tsx", join(benchDir, "server.ts"), "--db", db, ...serverDbArgs(db, database)]
+  const args = [...profile, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), "--import", "tsx", join(benchDir, "server.ts"), "--db", db, ...serverDbArgs(db, database)]
   // process.execPath is the node binary itself, so child.pid is the server (no npx/tsx wrapper in between)
   const child = spawn(process.execPath, args, {
     cwd: root,

@@ -2,6 +2,7 @@
 // embedded PGlite in MES_DATA_DIR), the PostgreSQL stores and the domain services.
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
 import { dirname, resolve } from "node:path"
+import { setFlagsFromString } from "node:v8"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -95,6 +96,18 @@ export const lockDataDir = Effect.gen(function*() {
   if (Option.isSome(url)) return
   const path = `${resolve(dataDir)}.lock`
   yield* Effect.acquireRelease(acquireLock(path, dataDir), () => releaseLock(path))
+})
+
+/**
+ * For the CLI's long-running commands (`serve`, `mcp`) on the embedded database, before it starts: V8 compiles
+ * WebAssembly (PostgreSQL's, tiered up while it runs) on one background thread instead of up to one per thread of
+ * its pool, so that one thread's malloc arena, not four, keeps what those compilations free. Process-wide, so set
+ * by the CLI, which owns its process, and not by the library. DECISIONS: "Embedded database: WebAssembly compiled
+ * on one thread".
+ */
+export const compileWasmOnOneThread = Effect.gen(function*() {
+  const { url } = yield* DatabaseConfig
+  if (Option.isNone(url)) setFlagsFromString("--wasm-num-compilation-tasks=1")
 })
 
 /** Runs `effect` with a database layer built for it (and the data-dir lock held around it). */

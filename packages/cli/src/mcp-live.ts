@@ -6,7 +6,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { ApiRoutes, BASE_PATH } from "@mes/adapters-http"
 import { createMcpServer, type McpOptions, restBackend } from "@mes/adapters-mcp"
-import { AppLive, lockDataDir } from "./app.ts"
+import { AppLive, compileWasmOnOneThread, lockDataDir } from "./app.ts"
 import { markSignalAsShutdown } from "./signals.ts"
 
 export const runMcp = (o: { readonly apiKey: string; readonly backendUrl: string | undefined; readonly options: McpOptions }) =>
@@ -19,6 +19,7 @@ export const runMcp = (o: { readonly apiKey: string; readonly backendUrl: string
       backend = restBackend(o.backendUrl, o.apiKey)
     } else {
       yield* lockDataDir
+      yield* compileWasmOnOneThread
       const { dispose, handler } = HttpRouter.toWebHandler(
         ApiRoutes().pipe(Layer.provideMerge(AppLive()), Layer.provide(HttpServer.layerServices)),
         { disableLogger: true }

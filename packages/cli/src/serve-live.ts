@@ -11,7 +11,7 @@ import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, type WebHandler,
 import { mcpHttpRoutes, restBackend } from "@mes/adapters-mcp/http"
 import { PlannerStatistics } from "@mes/adapters-pg"
 import { MonthlyResetSchedule, Tenants } from "@mes/domain"
-import { AppLive, DatabaseConfig, withLayer } from "./app.ts"
+import { AppLive, compileWasmOnOneThread, DatabaseConfig, withLayer } from "./app.ts"
 import { markSignalAsShutdown } from "./signals.ts"
 
 /** The URL clients use: a wildcard bind address is shown as the loopback address. */
@@ -57,7 +57,7 @@ export const heapGrowingFlag = (percent: number): string | undefined =>
 
 /** Serves until interrupted (SIGINT/SIGTERM); a fresh embedded database gets a first tenant. */
 export const runServer = (listen: { readonly port: number; readonly host: string }, json = false) =>
-  withLayer(
+  Effect.andThen(compileWasmOnOneThread, withLayer(
     Effect.gen(function*() {
       const flag = heapGrowingFlag(yield* HeapGrowingPercent)
       if (flag !== undefined) setFlagsFromString(flag)
@@ -79,4 +79,4 @@ export const runServer = (listen: { readonly port: number; readonly host: string
       return yield* Effect.never
     }).pipe(Effect.onInterrupt(() => Console.error("mes shutting down"))),
     ServeLive(listen)
-  )
+  ))
