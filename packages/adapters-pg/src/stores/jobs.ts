@@ -17,6 +17,7 @@ import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
 import { onOwnConnection } from "../connection.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
 import { listPage } from "./crud.ts"
+import { giveBack, type PageChunk, pageColumn } from "../page-bytes.ts"
 import { syncJobsKey, syncJobsStatement } from "./sync.ts"
 
 export const partDefaults = { status: "'not_started'", is_bullet_card: "false" }
@@ -149,7 +150,7 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT d.json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
+SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
@@ -178,15 +179,15 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
       const { events } = plans[0]!
       const statement = statements(`create ${events.job.type} ${events.part.type}`, () => createNestedSql(catalog, events))
       const param = JSON.stringify(plans.map((p) => ({ job: p.job, parts: p.parts, operations: p.operations, refs: p.refs, cell_names: p.cellNames })))
-      // the job as text, spliced into the response as it is (as bytes it was a copy out of the driver's buffer:
-      // DECISIONS, "A list page's bytes")
-      const rows = yield* sql.unsafe<{ json: string | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
+      // the job as UTF-8 bytes in a reused slab, as a list page's records (DECISIONS, "A list page's bytes"),
+      // spliced into the response and given back once copied there
+      const rows = yield* sql.unsafe<{ json: PageChunk | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
         statement,
         [param, plans[0]!.job.tenant_id]
       )
       return rows.map((row): NestedJobResult =>
         row.json !== null
-          ? { _tag: "Created", job: jsonChunks<JobDetail>([row.json]) }
+          ? { _tag: "Created", job: jsonChunks<JobDetail>([row.json], () => giveBack([row.json])) }
           : { _tag: "Refused", taken: row.taken, missingRefs: row.missing_refs, missingCells: row.missing_cells }
       )
     }).pipe(mapConstraints)
