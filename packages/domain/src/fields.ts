@@ -49,11 +49,17 @@ export const opt = <S extends Schema.Top>(s: S) => Schema.optionalKey(s)
 /** `key?: T | null`: a nullable optional field whose null clears the value. */
 export const optNull = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
-/** Moves alias keys to their canonical name when the canonical key is absent (DECISIONS: aliases). */
+/** Each aliases object's [alias, canonical] pairs, listed once (a nested create renames for every operation). */
+const aliasPairs = new WeakMap<object, ReadonlyArray<readonly [string, string]>>()
+
+/** Moves alias keys to their canonical name when the canonical key is absent (DECISIONS: aliases); `input` itself when it names none. */
 export const renameAliases = (input: unknown, aliases: Readonly<Record<string, string>>): unknown => {
   if (input === null || typeof input !== "object" || Array.isArray(input)) return input
+  let pairs = aliasPairs.get(aliases)
+  if (pairs === undefined) aliasPairs.set(aliases, pairs = Object.entries(aliases))
   let out: Record<string, unknown> | undefined
-  for (const [alias, canonical] of Object.entries(aliases)) {
+  for (let i = 0; i < pairs.length; i++) {
+    const [alias, canonical] = pairs[i]!
     if (alias in (input as object)) {
       out ??= { ...(input as Record<string, unknown>) }
       if (!(canonical in out)) out[canonical] = out[alias]

@@ -45,14 +45,21 @@ type Services = CurrentTenant
 export const normalizeJobInput = (raw: unknown): unknown => {
   const job = renameAliases(raw, jobAliases) as Record<string, unknown>
   if (job === null || typeof job !== "object" || !Array.isArray(job.parts)) return job
-  return {
-    ...job,
-    parts: job.parts.map((p: unknown) => {
-      if (p === null || typeof p !== "object" || !Array.isArray((p as Record<string, unknown>).operations)) return p
-      const part = p as Record<string, unknown>
-      return { ...part, operations: (part.operations as Array<unknown>).map((o) => renameAliases(o, operationAliases)) }
-    })
+  // copies only of what an alias was renamed in (and of what holds it): most bodies name none
+  const parts: Array<unknown> = job.parts
+  let renamedParts: Array<unknown> | undefined
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as Record<string, unknown> | null
+    if (part === null || typeof part !== "object" || !Array.isArray(part.operations)) continue
+    const operations: Array<unknown> = part.operations
+    let renamed: Array<unknown> | undefined
+    for (let j = 0; j < operations.length; j++) {
+      const operation = renameAliases(operations[j], operationAliases)
+      if (operation !== operations[j]) (renamed ??= [...operations])[j] = operation
+    }
+    if (renamed !== undefined) (renamedParts ??= [...parts])[i] = { ...part, operations: renamed }
   }
+  return renamedParts === undefined ? job : { ...job, parts: renamedParts }
 }
 
 export class Jobs extends Context.Service<Jobs, {
