@@ -31,7 +31,7 @@ const parse = (name: string, query: string) => {
 }
 
 /** `n` UTF-16 units of `unit` repeated, after an ASCII prefix of `ascii` characters. */
-const text = (ascii: number, unit: string, n: number) => "s".repeat(ascii) + unit.repeat(Math.ceil(n / unit.length)).slice(0, n - (n % unit.length))
+const sample = (ascii: number, unit: string, n: number) => "s".repeat(ascii) + unit.repeat(Math.ceil(n / unit.length)).slice(0, n - (n % unit.length))
 
 describe("the driver's message writer (patched)", () => {
   it("writes long ASCII, two-, three- and four-byte text whole, from every position in its pool", () => {
@@ -39,7 +39,7 @@ describe("the driver's message writer (patched)", () => {
     for (const unit of ["a", "é", "€", "😀"]) {
       for (let n = 40; n < 12_000; n += 97) {
         for (const ascii of [0, 1, 60]) {
-          const query = text(ascii, unit, n)
+          const query = sample(ascii, unit, n)
           const name = `s${n % 7}`
           const got = parse(name, query)
           expect(got.type).toBe(0x50)
