@@ -272,7 +272,15 @@ export const routes = <R>(
         return yield* write
       }))
 
-    const serve = (handler: Handler<R>, access: Access, withBody: boolean, spec: ListSpec<any, string> | undefined, versioned?: Versioned<R>) =>
+    const serve = (
+      handler: Handler<R>,
+      access: Access,
+      withBody: boolean,
+      spec: ListSpec<any, string> | undefined,
+      versioned?: Versioned<R>,
+      /** A write here may change what a tenant's webhooks subscribe to (the dispatcher asks again). */
+      webhooksChanged = false
+    ) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const nodeResponse = nodeResponseOf(request)
@@ -298,8 +306,10 @@ export const routes = <R>(
           return fail(400, "BAD_REQUEST", "Idempotency-Key must be 1 to 255 visible ASCII characters")
         }
         let limit: RateLimitInfo | undefined
+        let tenantId = ""
         const response = yield* authenticate(access, credentialsOf(request.headers)).pipe(
           Effect.flatMap((caller) => Effect.gen(function*() {
+            tenantId = caller.id
             if (caller.via !== "service") limit = yield* rateLimits.admit({ id: caller.id, plan: caller.plan as Plan })
             const ifMatch = request.headers["if-match"]
             const run = versioned !== undefined && ifMatch !== undefined && query.id !== undefined
@@ -313,7 +323,9 @@ export const routes = <R>(
             return yield* once.pipe(Effect.provideService(CurrentTenant, caller))
           })),
           Effect.tap(({ replayed }) =>
-            !replayed && (withBody || request.method === "DELETE") && Option.isSome(commitSignal) ? commitSignal.value.notify : Effect.void
+            !replayed && (withBody || request.method === "DELETE") && Option.isSome(commitSignal)
+              ? commitSignal.value.notify({ tenantId, webhooksChanged })
+              : Effect.void
           ),
           Effect.map(({ replayed, reply }) => {
             if ("response" in reply && reply.response !== undefined) return reply.response
@@ -369,7 +381,7 @@ export const routes = <R>(
       const table = versionedTables[e.group]
       const read = handlers[`${e.group}.list`]
       const versioned = e.name === "update" && table !== undefined && read !== undefined ? { table, read } : undefined
-      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, accessOf[`${e.group}.${e.name}`] ?? "key", withBody, listSpecs[`${e.group}.${e.name}`], versioned))
+      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, accessOf[`${e.group}.${e.name}`] ?? "key", withBody, listSpecs[`${e.group}.${e.name}`], versioned, e.group === "webhooks"))
     }
     for (const [path, methods] of byPath) {
       const allow = [...methods, "OPTIONS"].join(", ")

@@ -8,9 +8,9 @@ import type { AddressInfo } from "node:net"
 import { Duration, Effect, Exit, Layer, References, Scope } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { EVENT_TYPES, UrlGuard } from "@mes/domain"
+import { DeliveryStore, EVENT_TYPES, UrlGuard } from "@mes/domain"
 import { Db, DeliveryStorePg, eventWrites, testDatabaseKind } from "@mes/adapters-pg"
-import { DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
+import { CommitSignal, DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
 import { type Harness, nestedJob, startServer } from "./harness.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -98,12 +98,18 @@ const FAST: DispatcherOptions = { pollInterval: "10 millis", schedule: ["0 milli
 /** Starts a dispatcher layer over the test database (or over `database`, a second pool). */
 const startDispatcher = async (
   options: DispatcherOptions = {},
-  extra: { readonly guard?: UrlGuard["Service"]; readonly database?: Layer.Layer<any, unknown> } = {}
+  extra: {
+    readonly guard?: UrlGuard["Service"]
+    readonly database?: Layer.Layer<any, unknown>
+    /** Further services for the dispatcher (a CommitSignal, a wrapped store). */
+    readonly provide?: Layer.Layer<any, unknown, any>
+  } = {}
 ) => {
   const scope = Effect.runSync(Scope.make())
   let layer: Layer.Layer<WebhookDispatcher, unknown, any> = WebhookDispatcher.layer({ ...FAST, ...options }).pipe(
     Layer.provide(Layer.succeed(UrlGuard, extra.guard ?? UrlGuard.allowAll))
   )
+  if (extra.provide !== undefined) layer = layer.pipe(Layer.provide(extra.provide))
   if (extra.database !== undefined) layer = layer.pipe(Layer.provide(DeliveryStorePg), Layer.provide(extra.database))
   // failed deliveries log a warning; tests provoke many
   layer = layer.pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error")))
@@ -477,6 +483,54 @@ describe("webhook dispatcher", () => {
     expect(calls[0]).toBeGreaterThan(0)
     expect(calls[1]).toBeGreaterThan(0)
     expect((await logsOf(t.api, okHook.id)).every((l) => l.attempt === 1 && l.status === "succeeded")).toBe(true)
+  })
+
+  it("a commit wakes it only for a tenant with an active webhook; a write to the webhooks makes it ask again", async () => {
+    const calls = { fanOut: 0, asked: [] as Array<ReadonlyArray<string>> }
+    const counting = Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) => DeliveryStore.of({
+      ...store,
+      fanOut: (limit) => Effect.suspend(() => (calls.fanOut++, store.fanOut(limit))),
+      subscribedTenants: (ids) => Effect.suspend(() => (calls.asked.push(ids), store.subscribedTenants(ids)))
+    })))
+    const signal = await h.run(Effect.provide(Effect.service(CommitSignal), CommitSignal.layer))
+    const notify = (tenantId: string, webhooksChanged = false) => h.run(signal.notify({ tenantId, webhooksChanged }))
+    const quiet = await h.as("Signal quiet")
+    const hooked = await h.as("Signal hooked")
+    const target = receiver.path()
+    await register(hooked.api, target.url, ["job.created"])
+    // from here only the signal can wake it within 30 s
+    await startDispatcher({ pollInterval: "30 seconds" }, { provide: Layer.merge(counting, Layer.succeed(CommitSignal, signal)) })
+    await waitFor("the first fan-out, at start", () => calls.fanOut === 1)
+
+    // a tenant without webhooks: asked once, then its commits run nothing
+    for (let i = 0; i < 20; i++) await notify(quiet.tenantId)
+    await sleep(100)
+    expect(calls.asked).toEqual([[quiet.tenantId]])
+    expect(calls.fanOut).toBe(1)
+
+    // a tenant with one: asked, then each commit fans out, and its event goes out at once
+    expect((await hooked.api.post("/api-jobs", nestedJob("SIG-1", 1, 1))).status).toBe(201)
+    await notify(hooked.tenantId)
+    await waitFor("SIG-1 delivered", () => receiver.at(target.path).some((r) => r.body.includes("SIG-1")))
+    expect(calls.asked).toEqual([[quiet.tenantId], [hooked.tenantId]])
+    const fannedOut = calls.fanOut
+    expect(fannedOut).toBeGreaterThan(1)
+    await notify(hooked.tenantId)
+    await waitFor("a fan-out for the next commit", () => calls.fanOut > fannedOut)
+
+    // the quiet tenant registers a webhook: that write makes the dispatcher ask again, and its next event goes out at once
+    const later = receiver.path()
+    await register(quiet.api, later.url, ["job.created"])
+    await notify(quiet.tenantId, true)
+    expect((await quiet.api.post("/api-jobs", nestedJob("SIG-2", 1, 1))).status).toBe(201)
+    await notify(quiet.tenantId)
+    await waitFor("SIG-2 delivered", () => receiver.at(later.path).some((r) => r.body.includes("SIG-2")))
+    expect(calls.asked).toEqual([[quiet.tenantId], [hooked.tenantId], [quiet.tenantId]])
+
+    // the service-level caller acts for no tenant: it always wakes the dispatcher
+    const before = calls.fanOut
+    await notify("")
+    await waitFor("a fan-out for the service caller's commit", () => calls.fanOut > before)
   })
 
   it("pending deliveries survive a restart", async () => {

@@ -647,7 +647,7 @@ describe.skipIf(serverUrl === undefined)("two mes serve processes on one Postgre
 })
 
 describe("mes serve delivers webhooks", () => {
-  it("a committed write wakes the in-process dispatcher: delivered long before the (30 s) poll", async () => {
+  it("a committed write wakes the in-process dispatcher: delivered long before the (30 s) poll, also after a write without webhooks", async () => {
     const received: Array<{ headers: Record<string, unknown>; body: string; at: number }> = []
     const receiver = createServer((req, res) => {
       let body = ""
@@ -663,6 +663,15 @@ describe("mes serve delivers webhooks", () => {
     try {
       const url = await listening(server)
       const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }
+      // a write while the tenant has no webhook: the dispatcher learns that its commits queue nothing, and
+      // forgets it when the webhook below is registered
+      const before = await fetch(`${url}/api-jobs`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ job_number: "HOOK-0", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
+      })
+      expect(before.status).toBe(201)
+      await new Promise((r) => setTimeout(r, 100))
       const hook = await fetch(`${url}/api-webhooks`, {
         method: "POST",
         headers,
@@ -685,6 +694,8 @@ describe("mes serve delivers webhooks", () => {
       for (let i = 0; i < 200 && ours().length === 0; i++) await new Promise((r) => setTimeout(r, 50))
       const [hit, ...more] = ours()
       expect(more).toHaveLength(0)
+      // created while nobody subscribed: never queued
+      expect(received.some((r) => r.body.includes("HOOK-0"))).toBe(false)
       expect(hit!.at - sent).toBeLessThan(10_000)
       expect(hit!.headers["x-service-event"]).toBe("job.created")
       const signature = createHmac("sha256", secret).update(hit!.body).digest("hex")

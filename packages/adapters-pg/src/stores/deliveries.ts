@@ -99,6 +99,13 @@ export const DeliveryStorePg = Layer.effect(DeliveryStore, Effect.gen(function*(
   const sql = yield* SqlClient
   return DeliveryStore.of({
     fanOut: (limit) => sql.unsafe<{ id: string }>(FAN_OUT, [limit]).pipe(Effect.map((rows) => rows.length), Effect.orDie),
+    subscribedTenants: (tenantIds) =>
+      tenantIds.length === 0
+        ? Effect.succeed([])
+        : sql.unsafe<{ tenant_id: string }>(
+          `SELECT DISTINCT tenant_id FROM webhooks WHERE tenant_id = ANY ($1::uuid[]) AND active`,
+          [uuidArray(tenantIds)]
+        ).pipe(Effect.map((rows) => rows.map((r) => r.tenant_id)), Effect.orDie),
     claimDue: (limit, leaseMs) =>
       limit <= 0
         ? Effect.succeed([])

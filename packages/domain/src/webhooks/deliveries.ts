@@ -43,6 +43,8 @@ export class DeliveryStore extends Context.Service<DeliveryStore, {
    * type, and removes the events from the outbox, atomically. Returns the number of events taken.
    */
   readonly fanOut: (limit: number) => Effect.Effect<number>
+  /** Those of `tenantIds` with an active webhook (their writes queue events). */
+  readonly subscribedTenants: (tenantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
   /** Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones). */
   readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /**
