@@ -663,14 +663,15 @@ describe("mes serve delivers webhooks", () => {
     try {
       const url = await listening(server)
       const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }
+      const createJob = (jobNumber: string) =>
+        fetch(`${url}/api-jobs`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ job_number: jobNumber, parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
+        })
       // a write while the tenant has no webhook: the dispatcher learns that its commits queue nothing, and
       // forgets it when the webhook below is registered
-      const before = await fetch(`${url}/api-jobs`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ job_number: "HOOK-0", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
-      })
-      expect(before.status).toBe(201)
+      expect((await createJob("HOOK-0")).status).toBe(201)
       await new Promise((r) => setTimeout(r, 100))
       const hook = await fetch(`${url}/api-webhooks`, {
         method: "POST",
@@ -682,12 +683,7 @@ describe("mes serve delivers webhooks", () => {
       // the first poll ran at start; from here only the commit signal can deliver within 30 s
       await new Promise((r) => setTimeout(r, 300))
       const sent = Date.now()
-      const job = await fetch(`${url}/api-jobs`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ job_number: "HOOK-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "o", sequence: 1 }] }] })
-      })
-      expect(job.status).toBe(201)
+      expect((await createJob("HOOK-1")).status).toBe(201)
       // the outbox may still hold job.created events of earlier tests (the crash test's bulk, dispatcher off):
       // they are delivered too, before this one; count this job's
       const ours = () => received.filter((r) => r.body.includes("HOOK-1"))
