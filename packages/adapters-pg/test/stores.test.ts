@@ -3,7 +3,7 @@
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Jobs, Tenants, Tx } from "@mes/domain"
+import { Jobs, Parts, Sync, Tenants, Tx } from "@mes/domain"
 import { migrate, PlannerStatistics, splitStatements, testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -183,6 +183,46 @@ describe("transactions", () => {
       run(Effect.exit(asTenant(tenant.id, Effect.flatMap(Effect.service(Jobs), (jobs) => jobs.transition(job.job_id, "start")))))
     ))
     expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+  })
+})
+
+describe("stored record JSON (jobs.doc, parts.doc)", () => {
+  it("is the record's JSON however the row was written: nested create, sync (insert and update), single insert, update", async () => {
+    // the nested create and the syncs compute doc in their INSERT (insertSelect): they run with the insert triggers off;
+    // a single part insert leaves it to the insert trigger, an update to the update trigger (migration 0025)
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Docs" })))
+    const insertTriggers = (on: boolean) =>
+      run(Effect.flatMap(SqlClient, (sql) =>
+        Effect.forEach(["jobs", "parts"], (t) => sql.unsafe(`ALTER TABLE ${t} ${on ? "ENABLE" : "DISABLE"} TRIGGER ${t}_doc_insert`))))
+    await insertTriggers(false)
+    const created = await run(asTenant(tenant.id, Effect.gen(function*() {
+      const jobs = yield* Jobs
+      const sync = yield* Sync
+      const parts = yield* Parts
+      const job = yield* jobs.create({
+        job_number: "D-1", customer: "Acme", due_date: "2026-12-31", metadata: { a: [1, "x"] },
+        parts: [{ part_number: "P-1", quantity: 2, material: "S355", operations: [{ operation_name: "Cut", sequence: 1 }] }]
+      })
+      for (const customer of ["Erp", "Erp 2"]) {
+        yield* sync.job({
+          external_id: "E-1", external_source: "erp", job_number: "D-2", customer,
+          parts: [{ external_id: "EP-1", part_number: "Q-1", quantity: 1, operations: [{ external_id: "EO-1", operation_name: "Saw", sequence: 1 }] }]
+        })
+      }
+      yield* sync.part({ external_id: "SP-1", external_source: "erp", job_external_id: "E-1", part_number: "Q-2", quantity: 4 })
+      yield* Effect.promise(() => insertTriggers(true))
+      const single = yield* parts.create({ job_id: job.job_id, part_number: "P-2", quantity: 3, notes: "one \"quoted\" note" })
+      yield* jobs.transition(job.job_id, "start")
+      return single
+    })))
+    const stale = await run(Effect.flatMap(SqlClient, (sql) =>
+      sql<{ jobs: number; parts: number; all_jobs: number; all_parts: number }>`
+        SELECT (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id} AND doc IS DISTINCT FROM jobs_json(jobs)) AS jobs,
+               (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id} AND doc IS DISTINCT FROM parts_json(parts)) AS parts,
+               (SELECT count(*)::int FROM jobs WHERE tenant_id = ${tenant.id}) AS all_jobs,
+               (SELECT count(*)::int FROM parts WHERE tenant_id = ${tenant.id}) AS all_parts`))
+    expect(created.part_number).toBe("P-2")
+    expect(stale).toEqual([{ jobs: 0, parts: 0, all_jobs: 2, all_parts: 4 }])
   })
 })
 

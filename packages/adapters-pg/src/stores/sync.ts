@@ -6,7 +6,7 @@
 // snapshot: references and cell names of the tenant, parts that belong to another job, operations
 // that belong to another part. A refused record writes nothing and says why.
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
-import { type Catalog, type Column, fieldOf, insertSelect } from "../catalog.ts"
+import { type Catalog, type Column, fieldOf, insertSelect, type TableColumns } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
@@ -23,7 +23,7 @@ const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Arr
  * `sameParent` (a synced row never moves; the upsert then skips it). `live` is the key index's WHERE.
  */
 const upsertByExternalKey = (
-  columns: ReadonlyArray<Column>,
+  columns: TableColumns,
   table: string,
   select: Parameters<typeof insertSelect>[2],
   o: { readonly update: ReadonlyArray<string>; readonly sameParent?: string; readonly live?: string }
