@@ -192,13 +192,12 @@ describe("stored record JSON (jobs.doc, parts.doc)", () => {
     // a single part insert leaves it to the insert trigger, an update to the update trigger (migration 0025)
     const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Docs" })))
     const insertTriggers = (on: boolean) =>
-      run(Effect.flatMap(SqlClient, (sql) =>
-        Effect.forEach(["jobs", "parts"], (t) => sql.unsafe(`ALTER TABLE ${t} ${on ? "ENABLE" : "DISABLE"} TRIGGER ${t}_doc_insert`))))
-    await insertTriggers(false)
-    const created = await run(asTenant(tenant.id, Effect.gen(function*() {
+      Effect.flatMap(SqlClient, (sql) =>
+        Effect.forEach(["jobs", "parts"], (t) => sql.unsafe(`ALTER TABLE ${t} ${on ? "ENABLE" : "DISABLE"} TRIGGER ${t}_doc_insert`)))
+    const job = await run(asTenant(tenant.id, Effect.gen(function*() {
       const jobs = yield* Jobs
       const sync = yield* Sync
-      const parts = yield* Parts
+      yield* insertTriggers(false)
       const job = yield* jobs.create({
         job_number: "D-1", customer: "Acme", due_date: "2026-12-31", metadata: { a: [1, "x"] },
         parts: [{ part_number: "P-1", quantity: 2, material: "S355", operations: [{ operation_name: "Cut", sequence: 1 }] }]
@@ -210,9 +209,12 @@ describe("stored record JSON (jobs.doc, parts.doc)", () => {
         })
       }
       yield* sync.part({ external_id: "SP-1", external_source: "erp", job_external_id: "E-1", part_number: "Q-2", quantity: 4 })
-      yield* Effect.promise(() => insertTriggers(true))
-      const single = yield* parts.create({ job_id: job.job_id, part_number: "P-2", quantity: 3, notes: "one \"quoted\" note" })
-      yield* jobs.transition(job.job_id, "start")
+      return job
+    }).pipe(Effect.ensuring(Effect.orDie(insertTriggers(true))))))
+    const created = await run(asTenant(tenant.id, Effect.gen(function*() {
+      const single = yield* Effect.flatMap(Effect.service(Parts), (parts) =>
+        parts.create({ job_id: job.job_id, part_number: "P-2", quantity: 3, notes: "one \"quoted\" note" }))
+      yield* Effect.flatMap(Effect.service(Jobs), (jobs) => jobs.transition(job.job_id, "start"))
       return single
     })))
     const stale = await run(Effect.flatMap(SqlClient, (sql) =>
