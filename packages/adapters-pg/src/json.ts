@@ -4,7 +4,11 @@ import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { jsonText, type Owned, type ReferenceTable } from "@mes/domain"
 
-/** Tables whose JSON is stored in `doc` by a trigger (lists carry them by the hundred). */
+/**
+ * Tables whose JSON is stored in `doc` (lists carry them by the hundred): written by `insertSelect`, or by their
+ * triggers for other inserts and every update (migrations 0010, 0025). The catalog finds the same tables by their
+ * `doc` column (`TableColumns.record`).
+ */
 const materialized = new Set(["jobs", "parts"])
 
 /** The API's JSON of the row `alias` of `table`, as text. */
