@@ -1,0 +1,260 @@
+// The database's share of a nested create, with no HTTP server and no load generator (issue 7's bound on the
+// create ratio). mes's create statement is captured from a running `mes serve` (a loopback proxy between the
+// server and PostgreSQL records its Parse and Bind), then pgbench replays it with fresh ids and job numbers,
+// 1, 7 or 16 creates per statement, beside the hand-written baseline's own SQL (`../shared/bench/pgbench/create.sql`,
+// as `compare.sh limit` runs it), on fresh copies of one database, in alternating rounds. For each it reports
+// creates/s and the machine's CPU per create (all cores, from /proc/stat; pgbench's own share is printed apart).
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/sql-limit.ts [rounds=5] [seconds=10]
+//
+// Needs the compiled `mes` (`pnpm build`), pgbench (PGBENCH, default the PostgreSQL 15 path), psql, and
+// `../shared/bench` installed (`npm ci` there; its baseline creates the baseline's schema and tenant).
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createConnection, createServer, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { databaseUrl, MES_BIN, mesJson, psql, startMes } from "./lib/mes-serve.ts"
+import { median, root, settle } from "./lib/util.ts"
+
+const admin = process.env.DATABASE_URL
+if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
+const rounds = Number(process.argv[2] ?? 5)
+const seconds = Number(process.argv[3] ?? 10)
+const PGBENCH = process.env.PGBENCH ?? "/usr/lib/postgresql/15/bin/pgbench"
+const shared = resolve(root, "../shared/bench")
+if (!existsSync(join(shared, "node_modules"))) throw new Error(`${shared}: run npm ci there first`)
+const tmp = mkdtempSync(join(tmpdir(), "mes-sql-limit-"))
+const name = `mes_sql_limit_${Date.now().toString(36)}`
+const url = (db: string) => databaseUrl(admin, db)
+// The server turns JIT off on its connections (adapters-pg client.ts); pgbench gets the same for both sides.
+const env = { ...process.env, PGOPTIONS: "-c jit=off" }
+
+/** The request body of `../shared/bench/load.mjs` (the values `pgbench/create.sql` inserts). */
+const body = (jobNumber: string) => ({
+  job_number: jobNumber, customer: "Acme Fabrication", due_date: "2026-12-31", priority: 5, notes: "benchmark job",
+  parts: Array.from({ length: 5 }, (_, i) => ({
+    part_number: `P-${i + 1}`, quantity: 10, material: "S355 steel", description: "Bracket",
+    operations: ["Laser cut", "Deburr", "Bend", "Weld"].map((operation_name, j) => ({ operation_name, sequence: j + 1, estimated_time_minutes: 15 }))
+  }))
+})
+
+interface Captured {
+  readonly text: string
+  readonly params: ReadonlyArray<string | null>
+}
+
+/**
+ * A loopback proxy to the PostgreSQL server of `admin` that remembers the text and (text) parameters of every
+ * statement the client binds. The frontend's first messages carry no type byte (SSL request, start-up).
+ */
+const recordingProxy = async () => {
+  const target = new URL(admin)
+  const bound: Array<Captured> = []
+  const server = createServer((client: Socket) => {
+    const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) })
+    const named = new Map<string, string>()
+    let buffer = Buffer.alloc(0)
+    let started = false
+    const cstring = (b: Buffer, at: number): [string, number] => {
+      const end = b.indexOf(0, at)
+      return [b.toString("utf8", at, end), end + 1]
+    }
+    const message = (type: number, m: Buffer) => {
+      if (type === 0x50) { // Parse: name, text
+        const [stmt, at] = cstring(m, 0)
+        named.set(stmt, cstring(m, at)[0])
+      } else if (type === 0x42) { // Bind: portal, statement, formats, parameters
+        let [, at] = cstring(m, 0)
+        const [stmt, next] = cstring(m, at)
+        at = next
+        const formats = m.readInt16BE(at)
+        at += 2 + 2 * formats
+        const count = m.readInt16BE(at)
+        at += 2
+        const params: Array<string | null> = []
+        for (let i = 0; i < count; i++) {
+          const len = m.readInt32BE(at)
+          at += 4
+          params.push(len < 0 ? null : m.toString("utf8", at, at + len))
+          at += Math.max(len, 0)
+        }
+        bound.push({ text: named.get(stmt) ?? "", params })
+      }
+    }
+    client.on("data", (chunk: Buffer) => {
+      upstream.write(chunk)
+      buffer = Buffer.concat([buffer, chunk])
+      for (;;) {
+        if (!started) {
+          if (buffer.length < 8) return
+          const len = buffer.readInt32BE(0)
+          if (buffer.length < len) return
+          started = buffer.readInt32BE(4) !== 80877103 // an SSL request is followed by the start-up message
+          buffer = buffer.subarray(len)
+          continue
+        }
+        if (buffer.length < 5) return
+        const len = buffer.readInt32BE(1)
+        if (buffer.length < 1 + len) return
+        message(buffer[0]!, buffer.subarray(5, 1 + len))
+        buffer = buffer.subarray(1 + len)
+      }
+    })
+    upstream.pipe(client)
+    client.on("error", () => upstream.destroy())
+    upstream.on("error", () => client.destroy())
+    client.on("close", () => upstream.destroy())
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+  const port = (server.address() as { port: number }).port
+  const proxied = (db: string) => {
+    const u = new URL(url(db))
+    u.hostname = "127.0.0.1"
+    u.port = String(port)
+    return u.toString()
+  }
+  return { bound, proxied, close: () => new Promise((r) => server.close(r)) }
+}
+
+/** Creates database `tpl` with mes's schema and one tenant, and captures the create statement of one POST /api-jobs. */
+const capture = async (tpl: string) => {
+  psql(admin, ["-c", `CREATE DATABASE ${tpl}`])
+  const direct = { ...process.env, DATABASE_URL: url(tpl), MES_MONTHLY_RESET: "off" }
+  execFileSync(process.execPath, [MES_BIN, "migrate", "--json"], { env: direct })
+  const tenant = mesJson(["tenant", "create", "--name", "SqlLimit"], direct)
+  const proxy = await recordingProxy()
+  const { stop, url: base } = await startMes({ ...direct, DATABASE_URL: proxy.proxied(tpl) })
+  const marker = "SQLLIMIT-MARKER-JOB"
+  try {
+    const res = await fetch(`${base}/api-jobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.api_key}`, "content-type": "application/json" },
+      body: JSON.stringify(body(marker))
+    })
+    if (res.status !== 201) throw new Error(`POST /api-jobs answered ${res.status}: ${(await res.text()).slice(0, 300)}`)
+  } finally {
+    await stop()
+    await proxy.close()
+  }
+  const found = proxy.bound.find((b) => b.text.includes("INSERT INTO jobs") && (b.params[0] ?? "").includes(marker))
+  if (found === undefined) throw new Error("no statement inserting the job was bound")
+  return { statement: found, tenantId: String(tenant.tenant_id), marker }
+}
+
+/**
+ * A pgbench script running `statement` with `plans` creates in its first parameter, each with fresh ids (the
+ * captured ids get one common 12-digit prefix, which the script replaces by a random one per create) and a fresh
+ * job number. The other parameters are inlined as literals, so pgbench's prepared mode keeps one plan, as the
+ * server's named statement does. JSON is re-spaced because pgbench reads `:word` as a variable.
+ */
+const script = ({ marker, statement, tenantId }: Awaited<ReturnType<typeof capture>>, plans: number) => {
+  const [plan] = JSON.parse(statement.params[0]!) as Array<unknown>
+  const PREFIX = "5eed5eed-5eed"
+  const text = JSON.stringify(plan, null, 1).replace(/\n */g, " ")
+    .replace(/"([0-9a-f]{8}-[0-9a-f]{4})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g, (id, _head: string, tail: string) =>
+      id.slice(1, -1) === tenantId ? id : `"${PREFIX}${tail}"`)
+  const lit = (s: string) => `'${s.replaceAll("'", "''")}'`
+  const one = `replace(replace(${lit(text)}, '${PREFIX}', (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) FROM md5(random()::text) h)), ${lit(marker)}, md5(random()::text))`
+  const param = `('[' || ${Array.from({ length: plans }, () => one).join(" || ',' || ")} || ']')`
+  const sql = statement.text
+    .replace(/^\s*--.*$/gm, "")
+    .replace(/\$(\d+)(?!\d)/g, (_, n: string) => (n === "1" ? param : lit(statement.params[Number(n) - 1] ?? "")))
+    .replace(/\s+/g, " ")
+  const file = join(tmp, `mes-${plans}.sql`)
+  writeFileSync(file, `${sql.trim()};\n`)
+  return file
+}
+
+const cpuTicks = () => {
+  const [, ...f] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).map(Number)
+  return { busy: f[0]! + f[1]! + f[2]! + f[5]! + f[6]!, idle: f[3]! + f[4]! }
+}
+/** CPU seconds of this process's waited-for children (pgbench), from /proc/self/stat. */
+const childCpu = () => {
+  const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
+  return (Number(f[13]) + Number(f[14])) / 100
+}
+
+interface Side {
+  readonly label: string
+  readonly template: string
+  readonly file: string
+  readonly plans: number
+  readonly clients: number
+  readonly args: ReadonlyArray<string>
+}
+interface Run {
+  readonly round: number
+  readonly label: string
+  readonly creates_per_s: number
+  readonly machine_ms_per_create: number
+  readonly pgbench_ms_per_create: number
+  readonly idle_pct: number
+}
+
+const pgbench = (side: Side, db: string, secs: number) => {
+  const r = spawnSync(PGBENCH, [...side.args, "-n", "-c", String(side.clients), "-j", "1", "-T", String(secs), "-f", side.file, url(db)], { env, encoding: "utf8" })
+  const failed = Number(/number of failed transactions: (\d+)/.exec(r.stdout)?.[1] ?? 0)
+  const tps = Number(/^tps = ([\d.]+)/m.exec(r.stdout)?.[1])
+  if (r.status !== 0 || failed > 0 || !(tps > 0)) throw new Error(`pgbench ${side.label}: ${r.stdout}${r.stderr}`.slice(0, 2000))
+  return tps
+}
+
+const measure = async (side: Side, round: number): Promise<Run> => {
+  const db = `${name}_run`
+  psql(admin, ["-c", "SET client_min_messages = warning", "-c", `DROP DATABASE IF EXISTS ${db}`, "-c", `CREATE DATABASE ${db} TEMPLATE ${side.template}`])
+  psql(url(db), ["-c", "CHECKPOINT"])
+  await settle(30, side.label)
+  pgbench(side, db, 2) // warm-up: the connections prepare their statements
+  const c0 = cpuTicks(), p0 = childCpu()
+  const tps = pgbench(side, db, seconds)
+  const c1 = cpuTicks(), p1 = childCpu()
+  psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
+  const creates = tps * side.plans * seconds, busy = (c1.busy - c0.busy) * 10, idle = (c1.idle - c0.idle) * 10
+  const run = {
+    round, label: side.label,
+    creates_per_s: Math.round(tps * side.plans * 10) / 10,
+    machine_ms_per_create: Math.round(busy / creates * 1000) / 1000,
+    pgbench_ms_per_create: Math.round((p1 - p0) * 1000 / creates * 1000) / 1000,
+    idle_pct: Math.round(idle / (busy + idle) * 1000) / 10
+  }
+  console.error(JSON.stringify(run))
+  return run
+}
+
+const templates = [`${name}_mes`, `${name}_base`]
+try {
+  const captured = await capture(templates[0]!)
+  const files = new Map([1, 7, 16].map((k) => [k, script(captured, k)]))
+  // What a serving mes has by then: 1,050 jobs written, and statistics that its watcher took (bench/lib: STACK §11)
+  execFileSync(PGBENCH, ["-M", "prepared", "-n", "-c", "4", "-t", "262", "-f", files.get(1)!, url(templates[0]!)], { env, stdio: "ignore" })
+  psql(url(templates[0]!), ["-c", "VACUUM ANALYZE", "-c", "CHECKPOINT"])
+  // the baseline's schema and tenant, made by the baseline itself (as compare.sh does)
+  psql(admin, ["-c", `CREATE DATABASE ${templates[1]}`])
+  const setup = execFileSync(process.execPath, [join(shared, "baseline/server.mjs"), "--database-url", url(templates[1]!), "--setup"], { encoding: "utf8" })
+  const baseTenant = String(JSON.parse(setup.trim().split("\n").pop()!).tenant_id)
+  const sides: Array<Side> = [
+    ...[32, 10].map((clients): Side => ({
+      label: `baseline SQL, extended, ${clients} clients`, template: templates[1]!, file: join(shared, "pgbench/create.sql"), plans: 1, clients,
+      args: ["-M", "extended", "-D", `tenant_id=${baseTenant}`]
+    })),
+    { label: "mes statement, 1 create, 32 clients", template: templates[0]!, file: files.get(1)!, plans: 1, clients: 32, args: ["-M", "prepared"] },
+    { label: "mes statement, 7 creates, 5 clients", template: templates[0]!, file: files.get(7)!, plans: 7, clients: 5, args: ["-M", "prepared"] },
+    { label: "mes statement, 16 creates, 2 clients", template: templates[0]!, file: files.get(16)!, plans: 16, clients: 2, args: ["-M", "prepared"] }
+  ]
+  const runs: Array<Run> = []
+  for (let round = 1; round <= rounds; round++) {
+    // even rounds run the sides in reverse order
+    for (const side of round % 2 === 1 ? sides : [...sides].reverse()) runs.push(await measure(side, round))
+  }
+  console.log("| side | creates/s per round | median | machine ms per create, median | of which pgbench |")
+  console.log("|---|---|---|---|---|")
+  for (const side of sides) {
+    const mine = runs.filter((r) => r.label === side.label)
+    console.log(`| ${side.label} | ${mine.map((r) => r.creates_per_s).join(", ")} | ${median(mine.map((r) => r.creates_per_s))} | ${median(mine.map((r) => r.machine_ms_per_create))} | ${median(mine.map((r) => r.pgbench_ms_per_create))} |`)
+  }
+} finally {
+  for (const t of templates) psql(admin, ["-c", `DROP DATABASE IF EXISTS ${t} WITH (FORCE)`])
+  rmSync(tmp, { recursive: true, force: true })
+}
