@@ -1,8 +1,9 @@
 // The database's share of a nested create, with no HTTP server and no load generator (issue 7's bound on the
 // create ratio). mes's create statement is captured from a running `mes serve` (a loopback proxy between the
 // server and PostgreSQL records its Parse and Bind), then pgbench replays it with fresh ids and job numbers,
-// 1, 7 or 16 creates per statement, beside the hand-written baseline's own SQL (`../shared/bench/pgbench/create.sql`,
-// as `compare.sh limit` runs it), on fresh copies of one database, in alternating rounds. For each it reports
+// 1, 7 or 16 creates per statement, beside the hand-written baseline's own SQL (`../shared/bench/pgbench/create.sql`
+// with `-M extended` as `compare.sh limit` runs it, at 32 clients and at the baseline server's pool of 10), on fresh
+// copies of one database, in alternating rounds. For each it reports
 // creates/s and the machine's CPU per create (all cores, from /proc/stat; pgbench's own share is printed apart).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/sql-limit.ts [rounds=5] [seconds=10]
