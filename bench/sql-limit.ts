@@ -207,7 +207,9 @@ const measure = async (side: Side, round: number): Promise<Run> => {
   psql(admin, ["-c", "SET client_min_messages = warning", "-c", `DROP DATABASE IF EXISTS ${db}`, "-c", `CREATE DATABASE ${db} TEMPLATE ${side.template}`])
   psql(url(db), ["-c", "CHECKPOINT"])
   await settle(30, side.label)
-  pgbench(side, db, 2) // warm-up: the connections prepare their statements
+  // warm-up: shared buffers and the copied tables' pages; the measured run's new connections prepare the statement
+  // again, once each (a few ms for mes's)
+  pgbench(side, db, 2)
   const c0 = cpuTicks(), p0 = childCpu()
   const tps = pgbench(side, db, seconds)
   const c1 = cpuTicks(), p1 = childCpu()
@@ -228,7 +230,8 @@ const templates = [`${name}_mes`, `${name}_base`]
 try {
   const captured = await capture(templates[0]!)
   const files = new Map([1, 7, 16].map((k) => [k, script(captured, k)]))
-  // What a serving mes has by then: 1,050 jobs written, and statistics that its watcher took (bench/lib: STACK §11)
+  // What a serving mes has by then: about 1,050 jobs written, and the statistics its watcher takes as tables grow
+  // (adapters-pg statistics.ts); without them the key checks keep plans made for empty tables
   execFileSync(PGBENCH, ["-M", "prepared", "-n", "-c", "4", "-t", "262", "-f", files.get(1)!, url(templates[0]!)], { env, stdio: "ignore" })
   psql(url(templates[0]!), ["-c", "VACUUM ANALYZE", "-c", "CHECKPOINT"])
   // the baseline's schema and tenant, made by the baseline itself (as compare.sh does)
