@@ -8,6 +8,9 @@
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/sql-limit.ts [rounds=5] [seconds=10]
 //
+// SQL_LIMIT_VARIANT="<SQL>" adds a side: mes's statement, 7 × 5, on a copy of its database altered by that SQL (a
+// schema change measured beside the schema as it is, e.g. "DROP INDEX jobs_id_key").
+//
 // Needs the compiled `mes` (`pnpm build`), pgbench (PGBENCH, default the PostgreSQL 15 path), psql, and
 // `../shared/bench` installed (`npm ci` there; its baseline creates the baseline's schema and tenant).
 import { execFileSync, spawnSync } from "node:child_process"
@@ -226,7 +229,8 @@ const measure = async (side: Side, round: number): Promise<Run> => {
   return run
 }
 
-const templates = [`${name}_mes`, `${name}_base`]
+const variant = process.env.SQL_LIMIT_VARIANT
+const templates = [`${name}_mes`, `${name}_base`, ...(variant ? [`${name}_variant`] : [])]
 try {
   const captured = await capture(templates[0]!)
   const files = new Map([1, 7, 16].map((k) => [k, script(captured, k)]))
@@ -234,6 +238,10 @@ try {
   // (adapters-pg statistics.ts); without them the key checks keep plans made for empty tables
   execFileSync(PGBENCH, ["-M", "prepared", "-n", "-c", "4", "-t", "262", "-f", files.get(1)!, url(templates[0]!)], { env, stdio: "ignore" })
   psql(url(templates[0]!), ["-c", "VACUUM ANALYZE", "-c", "CHECKPOINT"])
+  if (variant) {
+    psql(admin, ["-c", `CREATE DATABASE ${templates[2]} TEMPLATE ${templates[0]}`])
+    psql(url(templates[2]!), ["-c", variant, "-c", "CHECKPOINT"])
+  }
   // the baseline's schema and tenant, made by the baseline itself (as compare.sh does)
   psql(admin, ["-c", `CREATE DATABASE ${templates[1]}`])
   const setup = execFileSync(process.execPath, [join(shared, "baseline/server.mjs"), "--database-url", url(templates[1]!), "--setup"], { encoding: "utf8" })
@@ -245,7 +253,8 @@ try {
     })),
     { label: "mes statement, 1 create, 32 clients", template: templates[0]!, file: files.get(1)!, plans: 1, clients: 32, args: ["-M", "prepared"] },
     { label: "mes statement, 7 creates, 5 clients", template: templates[0]!, file: files.get(7)!, plans: 7, clients: 5, args: ["-M", "prepared"] },
-    { label: "mes statement, 16 creates, 2 clients", template: templates[0]!, file: files.get(16)!, plans: 16, clients: 2, args: ["-M", "prepared"] }
+    { label: "mes statement, 16 creates, 2 clients", template: templates[0]!, file: files.get(16)!, plans: 16, clients: 2, args: ["-M", "prepared"] },
+    ...(variant ? [{ label: `mes statement, 7 creates, 5 clients, after ${variant}`, template: templates[2]!, file: files.get(7)!, plans: 7, clients: 5, args: ["-M", "prepared"] }] : [])
   ]
   const runs: Array<Run> = []
   for (let round = 1; round <= rounds; round++) {
