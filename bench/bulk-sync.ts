@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { databaseUrl, MES_BIN, mesJson, psql, startMes } from "./lib/mes-serve.ts"
+import { databaseUrl, MES_BIN, psql, startMes, tenantDatabase } from "./lib/mes-serve.ts"
 
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
@@ -35,9 +35,7 @@ const body = (run: string) => ({
 
 /** A fresh database with a bench tenant and `mes serve` on it; `post` times one bulk-sync request. */
 const freshServer = async (name: string) => {
-  psql(admin, ["-c", `CREATE DATABASE ${name}`])
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: dbUrl(name), MES_MONTHLY_RESET: "off" }
-  const tenant = mesJson(["tenant", "create", "--name", "Bench", "--plan", "enterprise"], env)
+  const { env, tenant } = tenantDatabase(admin, name, ["--name", "Bench", "--plan", "enterprise"])
   const { stop, url } = await startMes(env)
   const post = async (payload: unknown) => {
     const text = JSON.stringify(payload)

@@ -3,8 +3,8 @@
 // server and PostgreSQL records its Parse and Bind), then pgbench replays it with fresh ids and job numbers,
 // 1, 7 or 16 creates per statement, beside the hand-written baseline's own SQL (`../shared/bench/pgbench/create.sql`
 // with `-M extended` as `compare.sh limit` runs it, at 32 clients and at the baseline server's pool of 10), on fresh
-// copies of one database, in alternating rounds. For each it reports
-// creates/s and the machine's CPU per create (all cores, from /proc/stat; pgbench's own share is printed apart).
+// copies of one database, in alternating rounds. For each it reports creates/s and the machine's CPU per create
+// (all cores, from /proc/stat; pgbench's own share is printed apart).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/sql-limit.ts [rounds=5] [seconds=10]
 //
@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createConnection, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { databaseUrl, MES_BIN, mesJson, psql, startMes } from "./lib/mes-serve.ts"
+import { databaseUrl, psql, startMes, tenantDatabase } from "./lib/mes-serve.ts"
 import { median, root, settle } from "./lib/util.ts"
 
 const admin = process.env.DATABASE_URL
@@ -123,10 +123,7 @@ const recordingProxy = async () => {
 
 /** Creates database `tpl` with mes's schema and one tenant, and captures the create statement of one POST /api-jobs. */
 const capture = async (tpl: string) => {
-  psql(admin, ["-c", `CREATE DATABASE ${tpl}`])
-  const direct = { ...process.env, DATABASE_URL: url(tpl), MES_MONTHLY_RESET: "off" }
-  execFileSync(process.execPath, [MES_BIN, "migrate", "--json"], { env: direct })
-  const tenant = mesJson(["tenant", "create", "--name", "SqlLimit"], direct)
+  const { env: direct, tenant } = tenantDatabase(admin, tpl, ["--name", "SqlLimit"])
   const proxy = await recordingProxy()
   const { stop, url: base } = await startMes({ ...direct, DATABASE_URL: proxy.proxied(tpl) })
   const marker = "SQLLIMIT-MARKER-JOB"
@@ -161,10 +158,9 @@ const script = ({ marker, statement, tenantId }: Awaited<ReturnType<typeof captu
   const lit = (s: string) => `'${s.replaceAll("'", "''")}'`
   const one = `replace(replace(${lit(text)}, '${PREFIX}', (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) FROM md5(random()::text) h)), ${lit(marker)}, md5(random()::text))`
   const param = `('[' || ${Array.from({ length: plans }, () => one).join(" || ',' || ")} || ']')`
+  // the text as captured, lines and comments included: pgbench reads a command up to its semicolon
   const sql = statement.text
-    .replace(/^\s*--.*$/gm, "")
     .replace(/\$(\d+)(?!\d)/g, (_, n: string) => (n === "1" ? param : lit(statement.params[Number(n) - 1] ?? "")))
-    .replace(/\s+/g, " ")
   const file = join(tmp, `mes-${plans}.sql`)
   writeFileSync(file, `${sql.trim()};\n`)
   return file

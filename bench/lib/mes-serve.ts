@@ -20,6 +20,16 @@ export const mesJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   JSON.parse(execFileSync(process.execPath, [MES_BIN, ...args, "--json"], { env, encoding: "utf8" }))
 
 /**
+ * Creates database `name` on the server of `admin` with a tenant in it (`tenant create` migrates the new database
+ * first); answers the environment that points `mes` at it and the tenant (`api_key`, `tenant_id`).
+ */
+export const tenantDatabase = (admin: string, name: string, tenantArgs: ReadonlyArray<string>) => {
+  psql(admin, ["-c", `CREATE DATABASE ${name}`])
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl(admin, name), MES_MONTHLY_RESET: "off" }
+  return { env, tenant: mesJson(["tenant", "create", ...tenantArgs], env) }
+}
+
+/**
  * Starts `mes serve` on a free port; resolves with the process and its base URL once it listens.
  * `BENCH_NODE_FLAGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the server's node.
  */
