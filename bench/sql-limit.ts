@@ -19,7 +19,7 @@ import { createConnection, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { databaseUrl, psql, startMes, tenantDatabase } from "./lib/mes-serve.ts"
-import { median, root, settle } from "./lib/util.ts"
+import { cpuTimes, median, root, settle } from "./lib/util.ts"
 
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
@@ -166,10 +166,6 @@ const script = ({ marker, statement, tenantId }: Awaited<ReturnType<typeof captu
   return file
 }
 
-const cpuTicks = () => {
-  const [, ...f] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).map(Number)
-  return { busy: f[0]! + f[1]! + f[2]! + f[5]! + f[6]!, idle: f[3]! + f[4]! }
-}
 /** CPU seconds of this process's waited-for children (pgbench), from /proc/self/stat. */
 const childCpu = () => {
   const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
@@ -209,11 +205,11 @@ const measure = async (side: Side, round: number): Promise<Run> => {
   // warm-up: shared buffers and the copied tables' pages; the measured run's new connections prepare the statement
   // again, once each (a few ms for mes's)
   pgbench(side, db, 2)
-  const c0 = cpuTicks(), p0 = childCpu()
+  const c0 = cpuTimes(), p0 = childCpu()
   const tps = pgbench(side, db, seconds)
-  const c1 = cpuTicks(), p1 = childCpu()
+  const c1 = cpuTimes(), p1 = childCpu()
   psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
-  const creates = tps * side.plans * seconds, busy = (c1.busy - c0.busy) * 10, idle = (c1.idle - c0.idle) * 10
+  const creates = tps * side.plans * seconds, busy = c1.busy - c0.busy, idle = c1.idle - c0.idle
   const run = {
     round, label: side.label,
     creates_per_s: Math.round(tps * side.plans * 10) / 10,

@@ -1,4 +1,5 @@
 // Small helpers of the runner: paths, logging, timeouts, the machine's own load, and statistics.
+import { existsSync, readFileSync } from "node:fs"
 import os from "node:os"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -16,16 +17,26 @@ export const withTimeout = <A>(what: string, ms: number, p: Promise<A>): Promise
     p.then((a) => (clearTimeout(t), res(a)), (e) => (clearTimeout(t), rej(e)))
   })
 
+/**
+ * The whole machine's CPU time so far, in ms: busy (user, nice, system, irq, softirq) and idle (idle, iowait).
+ * From /proc/stat where there is one (`os.cpus()` leaves softirq out, which loopback TCP is much of), else `os.cpus()`.
+ */
+export const cpuTimes = (): { readonly busy: number; readonly idle: number } => {
+  if (existsSync("/proc/stat")) {
+    // the first line sums every core, in USER_HZ ticks (1/100 s)
+    const f = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    return { busy: (f[0]! + f[1]! + f[2]! + f[5]! + f[6]!) * 10, idle: (f[3]! + f[4]!) * 10 }
+  }
+  return os.cpus().reduce((a, { times: t }) => ({ busy: a.busy + t.user + t.nice + t.sys + t.irq, idle: a.idle + t.idle }), { busy: 0, idle: 0 })
+}
+
 /** Fraction (0..1) of all cores busy over the next `ms`: other work on the machine skews results. */
 const cpuBusy = async (ms = 1000) => {
-  const snap = () => os.cpus().reduce((a, c) => {
-    const t = c.times
-    return { busy: a.busy + t.user + t.nice + t.sys + t.irq, total: a.total + t.user + t.nice + t.sys + t.irq + t.idle }
-  }, { busy: 0, total: 0 })
-  const a = snap()
+  const a = cpuTimes()
   await sleep(ms)
-  const b = snap()
-  return b.total === a.total ? 0 : Math.round((b.busy - a.busy) / (b.total - a.total) * 100) / 100
+  const b = cpuTimes()
+  const busy = b.busy - a.busy, total = busy + b.idle - a.idle
+  return total === 0 ? 0 : Math.round(busy / total * 100) / 100
 }
 /**
  * Waits (at most `seconds`) until the machine is below 20 % busy; returns the last reading, and warns when it is
