@@ -238,15 +238,17 @@ try {
   psql(admin, ["-c", `CREATE DATABASE ${templates[1]}`])
   const setup = execFileSync(process.execPath, [join(shared, "baseline/server.mjs"), "--database-url", url(templates[1]!), "--setup"], { encoding: "utf8" })
   const baseTenant = String(JSON.parse(setup.trim().split("\n").pop()!).tenant_id)
+  const mesSide = (plans: 1 | 7 | 16, clients: number, template: string, suffix = ""): Side => ({
+    label: `mes statement, ${plans} create${plans === 1 ? "" : "s"}, ${clients} clients${suffix}`,
+    template, file: files.get(plans)!, plans, clients, args: ["-M", "prepared"]
+  })
   const sides: Array<Side> = [
     ...[32, 10].map((clients): Side => ({
       label: `baseline SQL, extended, ${clients} clients`, template: templates[1]!, file: join(shared, "pgbench/create.sql"), plans: 1, clients,
       args: ["-M", "extended", "-D", `tenant_id=${baseTenant}`]
     })),
-    { label: "mes statement, 1 create, 32 clients", template: templates[0]!, file: files.get(1)!, plans: 1, clients: 32, args: ["-M", "prepared"] },
-    { label: "mes statement, 7 creates, 5 clients", template: templates[0]!, file: files.get(7)!, plans: 7, clients: 5, args: ["-M", "prepared"] },
-    { label: "mes statement, 16 creates, 2 clients", template: templates[0]!, file: files.get(16)!, plans: 16, clients: 2, args: ["-M", "prepared"] },
-    ...(variant ? [{ label: `mes statement, 7 creates, 5 clients, after ${variant}`, template: templates[2]!, file: files.get(7)!, plans: 7, clients: 5, args: ["-M", "prepared"] }] : [])
+    ...([[1, 32], [7, 5], [16, 2]] as const).map(([plans, clients]) => mesSide(plans, clients, templates[0]!)),
+    ...(variant ? [mesSide(7, 5, templates[2]!, `, after ${variant}`)] : [])
   ]
   const runs: Array<Run> = []
   for (let round = 1; round <= rounds; round++) {
