@@ -15,10 +15,10 @@
 // `../shared/bench` installed (`npm ci` there; its baseline creates the baseline's schema and tenant).
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createConnection, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { databaseUrl, psql, startMes, tenantDatabase } from "./lib/mes-serve.ts"
+import { type Captured, captureCreate, ID_PREFIX, withIdPrefix } from "./lib/capture.ts"
+import { databaseUrl, psql } from "./lib/mes-serve.ts"
 import { cpuTimes, median, root, settle } from "./lib/util.ts"
 
 const admin = process.env.DATABASE_URL
@@ -34,129 +34,17 @@ const url = (db: string) => databaseUrl(admin, db)
 // The server turns JIT off on its connections (adapters-pg client.ts); pgbench gets the same for both sides.
 const env = { ...process.env, PGOPTIONS: "-c jit=off" }
 
-/** The request body of `../shared/bench/load.mjs` (the values `pgbench/create.sql` inserts). */
-const body = (jobNumber: string) => ({
-  job_number: jobNumber, customer: "Acme Fabrication", due_date: "2026-12-31", priority: 5, notes: "benchmark job",
-  parts: Array.from({ length: 5 }, (_, i) => ({
-    part_number: `P-${i + 1}`, quantity: 10, material: "S355 steel", description: "Bracket",
-    operations: ["Laser cut", "Deburr", "Bend", "Weld"].map((operation_name, j) => ({ operation_name, sequence: j + 1, estimated_time_minutes: 15 }))
-  }))
-})
-
-interface Captured {
-  readonly text: string
-  readonly params: ReadonlyArray<string | null>
-}
-
-/**
- * A loopback proxy to the PostgreSQL server of `admin` that remembers the text and (text) parameters of every
- * statement the client binds. The frontend's first messages carry no type byte (SSL request, start-up).
- */
-const recordingProxy = async () => {
-  const target = new URL(admin)
-  const bound: Array<Captured> = []
-  const server = createServer((client: Socket) => {
-    const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) })
-    const named = new Map<string, string>()
-    let buffer = Buffer.alloc(0)
-    let started = false
-    const cstring = (b: Buffer, at: number): [string, number] => {
-      const end = b.indexOf(0, at)
-      return [b.toString("utf8", at, end), end + 1]
-    }
-    const message = (type: number, m: Buffer) => {
-      if (type === 0x50) { // Parse: name, text
-        const [stmt, at] = cstring(m, 0)
-        named.set(stmt, cstring(m, at)[0])
-      } else if (type === 0x42) { // Bind: portal, statement, formats, parameters
-        let [, at] = cstring(m, 0)
-        const [stmt, next] = cstring(m, at)
-        at = next
-        const formats = m.readInt16BE(at)
-        at += 2 + 2 * formats
-        const count = m.readInt16BE(at)
-        at += 2
-        const params: Array<string | null> = []
-        for (let i = 0; i < count; i++) {
-          const len = m.readInt32BE(at)
-          at += 4
-          params.push(len < 0 ? null : m.toString("utf8", at, at + len))
-          at += Math.max(len, 0)
-        }
-        bound.push({ text: named.get(stmt) ?? "", params })
-      }
-    }
-    client.on("data", (chunk: Buffer) => {
-      upstream.write(chunk)
-      buffer = Buffer.concat([buffer, chunk])
-      for (;;) {
-        if (!started) {
-          if (buffer.length < 8) return
-          const len = buffer.readInt32BE(0)
-          if (buffer.length < len) return
-          started = buffer.readInt32BE(4) !== 80877103 // an SSL request is followed by the start-up message
-          buffer = buffer.subarray(len)
-          continue
-        }
-        if (buffer.length < 5) return
-        const len = buffer.readInt32BE(1)
-        if (buffer.length < 1 + len) return
-        message(buffer[0]!, buffer.subarray(5, 1 + len))
-        buffer = buffer.subarray(1 + len)
-      }
-    })
-    upstream.pipe(client)
-    client.on("error", () => upstream.destroy())
-    upstream.on("error", () => client.destroy())
-    client.on("close", () => upstream.destroy())
-  })
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
-  const port = (server.address() as { port: number }).port
-  const proxied = (db: string) => {
-    const u = new URL(url(db))
-    u.hostname = "127.0.0.1"
-    u.port = String(port)
-    return u.toString()
-  }
-  return { bound, proxied, close: () => new Promise((r) => server.close(r)) }
-}
-
-/** Creates database `tpl` with mes's schema and one tenant, and captures the create statement of one POST /api-jobs. */
-const capture = async (tpl: string) => {
-  const { env: direct, tenant } = tenantDatabase(admin, tpl, ["--name", "SqlLimit"])
-  const proxy = await recordingProxy()
-  const { stop, url: base } = await startMes({ ...direct, DATABASE_URL: proxy.proxied(tpl) })
-  const marker = "SQLLIMIT-MARKER-JOB"
-  try {
-    const res = await fetch(`${base}/api-jobs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${tenant.api_key}`, "content-type": "application/json" },
-      body: JSON.stringify(body(marker))
-    })
-    if (res.status !== 201) throw new Error(`POST /api-jobs answered ${res.status}: ${(await res.text()).slice(0, 300)}`)
-  } finally {
-    await stop()
-    await proxy.close()
-  }
-  const found = proxy.bound.find((b) => b.text.includes("INSERT INTO jobs") && (b.params[0] ?? "").includes(marker))
-  if (found === undefined) throw new Error("no statement inserting the job was bound")
-  return { statement: found, tenantId: String(tenant.tenant_id), marker }
-}
-
 /**
  * A pgbench script running `statement` with `plans` creates in its first parameter, each with fresh ids (the
  * captured ids get one common 12-digit prefix, which the script replaces by a random one per create) and a fresh
  * job number. The other parameters are inlined as literals, so pgbench's prepared mode keeps one plan, as the
  * server's named statement does. JSON is re-spaced because pgbench reads `:word` as a variable.
  */
-const script = ({ marker, statement, tenantId }: Awaited<ReturnType<typeof capture>>, plans: number) => {
+const script = ({ marker, statement, tenantId }: Captured, plans: number) => {
   const [plan] = JSON.parse(statement.params[0]!) as Array<unknown>
-  const PREFIX = "5eed5eed-5eed"
-  const text = JSON.stringify(plan, null, 1).replace(/\n */g, " ")
-    .replace(/"([0-9a-f]{8}-[0-9a-f]{4})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g, (id, _head: string, tail: string) =>
-      id.slice(1, -1) === tenantId ? id : `"${PREFIX}${tail}"`)
+  const text = withIdPrefix(JSON.stringify(plan, null, 1).replace(/\n */g, " "), tenantId)
   const lit = (s: string) => `'${s.replaceAll("'", "''")}'`
-  const one = `replace(replace(${lit(text)}, '${PREFIX}', (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) FROM md5(random()::text) h)), ${lit(marker)}, md5(random()::text))`
+  const one = `replace(replace(${lit(text)}, '${ID_PREFIX}', (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) FROM md5(random()::text) h)), ${lit(marker)}, md5(random()::text))`
   const param = `('[' || ${Array.from({ length: plans }, () => one).join(" || ',' || ")} || ']')`
   // the text as captured, lines and comments included: pgbench reads a command up to its semicolon
   const sql = statement.text
@@ -221,11 +109,14 @@ const measure = async (side: Side, round: number): Promise<Run> => {
   return run
 }
 
+/** mes's sides: creates per statement and clients (1 × 32 as the load's connections, 7 × 5 as the server coalesces them). */
+const SHAPES = [[1, 32], [7, 5], [16, 2]] as const
 const variant = process.env.SQL_LIMIT_VARIANT
 const templates = [`${name}_mes`, `${name}_base`, ...(variant ? [`${name}_variant`] : [])]
 try {
-  const captured = await capture(templates[0]!)
-  const files = new Map([1, 7, 16].map((k) => [k, script(captured, k)]))
+  psql(admin, ["-c", `CREATE DATABASE ${templates[0]}`])
+  const captured = await captureCreate(url(templates[0]!))
+  const files = new Map(SHAPES.map(([plans]) => [plans, script(captured, plans)]))
   // What a serving mes has by then: about 1,050 jobs written, and the statistics its watcher takes as tables grow
   // (adapters-pg statistics.ts); without them the key checks keep plans made for empty tables
   execFileSync(PGBENCH, ["-M", "prepared", "-n", "-c", "4", "-t", "262", "-f", files.get(1)!, url(templates[0]!)], { env, stdio: "ignore" })
@@ -238,7 +129,7 @@ try {
   psql(admin, ["-c", `CREATE DATABASE ${templates[1]}`])
   const setup = execFileSync(process.execPath, [join(shared, "baseline/server.mjs"), "--database-url", url(templates[1]!), "--setup"], { encoding: "utf8" })
   const baseTenant = String(JSON.parse(setup.trim().split("\n").pop()!).tenant_id)
-  const mesSide = (plans: 1 | 7 | 16, clients: number, template: string, suffix = ""): Side => ({
+  const mesSide = (plans: (typeof SHAPES)[number][0], clients: number, template: string, suffix = ""): Side => ({
     label: `mes statement, ${plans} create${plans === 1 ? "" : "s"}, ${clients} clients${suffix}`,
     template, file: files.get(plans)!, plans, clients, args: ["-M", "prepared"]
   })
@@ -247,7 +138,7 @@ try {
       label: `baseline SQL, extended, ${clients} clients`, template: templates[1]!, file: join(shared, "pgbench/create.sql"), plans: 1, clients,
       args: ["-M", "extended", "-D", `tenant_id=${baseTenant}`]
     })),
-    ...([[1, 32], [7, 5], [16, 2]] as const).map(([plans, clients]) => mesSide(plans, clients, templates[0]!)),
+    ...SHAPES.map(([plans, clients]) => mesSide(plans, clients, templates[0]!)),
     ...(variant ? [mesSide(7, 5, templates[2]!, `, after ${variant}`)] : [])
   ]
   const runs: Array<Run> = []
