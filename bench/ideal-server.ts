@@ -3,10 +3,11 @@
 // 201 answer from one POST /api-jobs of the load's body (`lib/capture.ts`: `mes serve` behind a recording proxy,
 // in a tenant of its own), then serves `POST …/api-jobs` with `node:http` and `pg` (the baseline's driver):
 // it parses the body, takes its job_number, gives the captured plan fresh ids and that job number by string
-// replacement, coalesces concurrent creates into one execution of the statement as mes does (same rule and
-// defaults as adapters-pg `coalesce.ts`), and answers the captured bytes with the same ids (a GET, which `load.mjs`
-// asks for the total before and after a run, gets the count of the capture tenant's jobs). It does no
-// authentication, validation, planning or JSON building: those are what mes's server does beyond it.
+// replacement, coalesces concurrent creates into one execution of the statement as mes does (adapters-pg's
+// `batchDue` and `CoalescingConfig`), keeps planner statistics with mes's own watcher (`PlannerStatistics`), and
+// answers the captured bytes with the same ids (a GET, which `load.mjs` asks for the total before and after a run,
+// gets the count of the capture tenant's jobs). It does no authentication, validation, planning or JSON building:
+// those are what mes's server does beyond it.
 //
 //   root=$PWD; (cd ../shared/bench && \
 //     B_SETUP="cd $root && node packages/cli/bin/mes.js migrate >&2 && node packages/cli/bin/mes.js tenant create --name bench --json" \
@@ -14,6 +15,10 @@
 //     ROUNDS=5 ./compare.sh servers create)
 //
 // Needs the compiled `mes` (`pnpm build`) and `../shared/bench` installed (`npm ci` there: `pg`).
+import { batchDue, CoalescingConfig, Db, PlannerStatistics } from "@mes/adapters-pg"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
 import { createRequire } from "node:module"
@@ -32,9 +37,10 @@ const pg = createRequire(resolve(root, "../shared/bench/package.json"))("pg") as
 const { values: args } = parseArgs({ options: { port: { type: "string" }, host: { type: "string", default: "127.0.0.1" } } })
 const databaseUrl = process.env.DATABASE_URL
 if (databaseUrl === undefined || args.port === undefined) throw new Error("set DATABASE_URL and --port")
-const SLOTS = Number(process.env.MES_DB_WRITE_SLOTS ?? 4)
-const MAX = Number(process.env.MES_DB_WRITE_BATCH ?? 32)
-const MIN = Number(process.env.MES_DB_WRITE_MIN ?? 8)
+// the server's coalescing settings (MES_DB_WRITE_*, same defaults)
+const coalescing = Effect.runSync(Effect.gen(function*() {
+  return yield* CoalescingConfig
+}))
 
 const { statement, tenantId, marker, answer } = await captureCreate(databaseUrl)
 const plan = withIdPrefix(JSON.stringify((JSON.parse(statement.params[0]!) as Array<unknown>)[0]), tenantId)
@@ -46,7 +52,7 @@ const rest = statement.params.slice(1)
 
 // the server's connections turn JIT off (adapters-pg client.ts)
 const idle: Array<PgClient> = []
-for (let i = 0; i < Math.max(SLOTS, 1); i++) {
+for (let i = 0; i < Math.max(coalescing.slots, 1); i++) {
   const c = new pg.Client({ connectionString: databaseUrl, options: "-c jit=off" })
   await c.connect()
   idle.push(c)
@@ -59,10 +65,9 @@ interface Waiting {
 const queue: Array<Waiting> = []
 let busy = 0
 let items = 0
-const due = () =>
-  queue.length > 0 && (busy === 0 || (busy < SLOTS && queue.length >= Math.min(MIN, Math.ceil((items + queue.length) / 2))))
+const due = () => batchDue(coalescing, busy, items, queue.length)
 const launch = () => {
-  const batch = queue.splice(0, MAX)
+  const batch = queue.splice(0, coalescing.max)
   const client = idle.pop()!
   busy++
   items += batch.length
@@ -80,7 +85,7 @@ const launch = () => {
 
 const escaped = (s: string) => JSON.stringify(s).slice(1, -1)
 // a connection beside the statement's: `load.mjs` asks `GET …/api-jobs?limit=1` for the total before and after a run
-// (the capture tenant's live jobs), and the planner statistics are kept as a serving mes keeps them
+// (the capture tenant's live jobs)
 const side = new pg.Client({ connectionString: databaseUrl })
 await side.connect()
 const total = (res: ServerResponse) =>
@@ -90,21 +95,9 @@ const total = (res: ServerResponse) =>
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body)
     }, () => void res.writeHead(500).end())
 
-// adapters-pg statistics.ts, its analyzing half: every second for 10 minutes, each table the create writes is
-// analyzed once it holds committed rows and again whenever they grew eightfold, so the key checks' cached plans
-// are not those made for empty tables (without it this server fell to a fifth of its rate within seconds)
-const started = Date.now()
-const analyze = async (): Promise<void> => {
-  const r = await side.query({
-    name: "grown",
-    text: `SELECT c.relname AS name FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
-      WHERE c.relname = ANY($1) AND pg_relation_size(c.oid) >= 16384 AND s.n_live_tup > 0 AND s.n_live_tup >= 8 * greatest(c.reltuples, 0)`,
-    values: [["jobs", "parts", "operations", "event_log", "part_usage"]]
-  })
-  for (const { name } of r.rows) await side.query(`ANALYZE ${name}`)
-  if (Date.now() - started < 600_000) setTimeout(() => void analyze().catch(console.error), 1000)
-}
-await analyze()
+// the planner statistics, kept by a serving mes's own watcher (adapters-pg statistics.ts, on a connection of its own):
+// without it the key checks kept plans made for empty tables and this server fell to a fifth of its rate within seconds
+const statistics = Effect.runFork(Layer.launch(PlannerStatistics.layer.pipe(Layer.provide(Db.postgres(databaseUrl, { maxConnections: 1 })))))
 
 const server = createServer((req, res) => {
   if (req.method === "GET") return void total(res)
@@ -132,5 +125,6 @@ const server = createServer((req, res) => {
   })
 })
 server.listen(Number(args.port), args.host, () => console.error(`ideal server listening on ${args.host}:${args.port} (pid ${process.pid})`))
-const stop = () => server.close(() => Promise.all([...idle, side].map((c) => c.end())).then(() => process.exit(0)))
+const stop = () =>
+  server.close(() => Promise.all([...idle, side].map((c) => c.end())).then(() => Effect.runPromise(Fiber.interrupt(statistics))).then(() => process.exit(0)))
 process.on("SIGTERM", stop).on("SIGINT", stop)

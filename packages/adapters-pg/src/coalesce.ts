@@ -25,6 +25,16 @@ export const CoalescingConfig = Config.all({
 })
 
 /**
+ * Whether the items of a key that wait (`waiting`) start a batch now, beside `busy` batches in flight that carry
+ * `items`: at once when none is in flight; beside batches in flight (fewer than `slots`), once they are half the
+ * key's items in progress (in flight and waiting), or `min`. Pure, so that a bench's server without Effect
+ * (bench/ideal-server.ts) coalesces by the same rule.
+ */
+export const batchDue = (options: Coalescing, busy: number, items: number, waiting: number) =>
+  waiting > 0 &&
+  (busy === 0 || (busy < options.slots && waiting >= Math.min(Math.max(1, options.min ?? 1), Math.ceil((items + waiting) / 2))))
+
+/**
  * `submit(key, item)` answers what `run` answers for the item. `run` takes the items of one key that
  * waited together and answers one Exit per item, in order. No item waits for a timer: when no batch of its
  * key is in flight, an item goes at once (alone, at low load). While some are (fewer than `slots`), the waiting
@@ -50,15 +60,7 @@ export const coalescing = <K, A, B, E>(
     readonly queue: Array<Waiting>
   }
   const lanes = new Map<K, Lane>()
-  const min = Math.max(1, options.min ?? 1)
-  /**
-   * Whether the waiting items of `lane` start a batch now: at once when none is in flight; beside batches in
-   * flight (fewer than `slots`), once they are half the key's items in progress (in flight and waiting), or `min`.
-   */
-  const due = (lane: Lane) =>
-    lane.queue.length > 0 &&
-    (lane.busy === 0 ||
-      (lane.busy < options.slots && lane.queue.length >= Math.min(min, Math.ceil((lane.items + lane.queue.length) / 2))))
+  const due = (lane: Lane) => batchDue(options, lane.busy, lane.items, lane.queue.length)
 
   const launch = (key: K, lane: Lane): Effect.Effect<void> => {
     const batch = lane.queue.splice(0, options.max)

@@ -39,4 +39,5 @@ export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, Idempote
   ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg,
   ShopFloorStoresPg, PartImageStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
+export { batchDue, CoalescingConfig } from "./coalesce.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"
