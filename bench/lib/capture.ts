@@ -2,7 +2,7 @@
 // records the Parse and Bind of one POST /api-jobs, so a bench can replay the statement without the server
 // (`sql-limit.ts`, pgbench) or behind a server of its own (`ideal-server.ts`).
 import { createConnection, createServer, type Socket } from "node:net"
-import { mesJson, startMes } from "./mes-serve.ts"
+import { startMes, tenantIn } from "./mes-serve.ts"
 
 /** The request body of `../shared/bench/load.mjs` (the values `pgbench/create.sql` inserts). */
 export const loadBody = (jobNumber: string) => ({
@@ -103,8 +103,7 @@ export interface Captured {
  * statement and the answer of one POST /api-jobs of `loadBody`.
  */
 export const captureCreate = async (databaseUrl: string): Promise<Captured> => {
-  const direct: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, MES_MONTHLY_RESET: "off" }
-  const tenant = mesJson(["tenant", "create", "--name", "Capture"], direct)
+  const { env: direct, tenant } = tenantIn(databaseUrl, ["--name", "Capture"])
   const proxy = await recordingProxy(databaseUrl)
   const { stop, url: base } = await startMes({ ...direct, DATABASE_URL: proxy.url })
   const marker = "CAPTURE-MARKER-JOB"

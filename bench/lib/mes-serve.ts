@@ -20,13 +20,18 @@ export const mesJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   JSON.parse(execFileSync(process.execPath, [MES_BIN, ...args, "--json"], { env, encoding: "utf8" }))
 
 /**
- * Creates database `name` on the server of `admin` with a tenant in it (`tenant create` migrates the new database
- * first); answers the environment that points `mes` at it and the tenant (`api_key`, `tenant_id`).
+ * Creates a tenant in the database of `url` (`tenant create` migrates it first if it must); answers the environment
+ * that points `mes` at it and the tenant (`api_key`, `tenant_id`).
  */
+export const tenantIn = (url: string, tenantArgs: ReadonlyArray<string>) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url, MES_MONTHLY_RESET: "off" }
+  return { env, tenant: mesJson(["tenant", "create", ...tenantArgs], env) }
+}
+
+/** Creates database `name` on the server of `admin` with a tenant in it (`tenantIn`). */
 export const tenantDatabase = (admin: string, name: string, tenantArgs: ReadonlyArray<string>) => {
   psql(admin, ["-c", `CREATE DATABASE ${name}`])
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl(admin, name), MES_MONTHLY_RESET: "off" }
-  return { env, tenant: mesJson(["tenant", "create", ...tenantArgs], env) }
+  return tenantIn(databaseUrl(admin, name), tenantArgs)
 }
 
 /**
