@@ -1,11 +1,11 @@
 // Each schedule runs `mes monthly-reset` at 00:00 UTC on the 1st, and that command works.
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { expect, it } from "vitest"
 import { parse } from "yaml"
+import { scratchDir } from "../../../packages/adapters-http/test/scratch.ts"
 
 const file = (path: string) => readFileSync(fileURLToPath(new URL(`../${path}`, import.meta.url)), "utf8")
 const MES = fileURLToPath(new URL("../../../packages/cli/bin/mes.js", import.meta.url))
@@ -37,7 +37,7 @@ it("the Kubernetes CronJob runs the command monthly in UTC, never two at once", 
 })
 
 it("the command they run works: a summary on stdout, exit code 0", () => {
-  const env = { ...process.env, MES_DATA_DIR: join(mkdtempSync(join(tmpdir(), "cron-")), "data"), DATABASE_URL: "" }
+  const env = { ...process.env, MES_DATA_DIR: join(scratchDir("cron-"), "data"), DATABASE_URL: "" }
   const out = JSON.parse(execFileSync(process.execPath, [MES, "monthly-reset", "--json"], { env, encoding: "utf8" }))
   expect(out.summary).toMatchObject({ failed_resets: 0 })
   expect(out.message).toContain("Monthly reset completed")

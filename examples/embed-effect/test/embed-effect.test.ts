@@ -1,6 +1,4 @@
 // The example's app on a free port: its own route, the domain called directly, and mes's REST API showing it.
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -9,13 +7,14 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { afterAll, expect, it } from "vitest"
 import { address, App, demo } from "../app.ts"
+import { scratchDir } from "../../../packages/adapters-http/test/scratch.ts"
 
 const scope = Effect.runSync(Scope.make())
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 it("serves its route and mes's, and runs an operation's lifecycle through the domain", async () => {
   // PostgreSQL when the tests run against it (a database per run is not needed: the tenant is new), else PGlite
-  const env = { ...process.env, MES_DATA_DIR: join(mkdtempSync(join(tmpdir(), "embed-effect-")), "data") } as Record<string, string>
+  const env = { ...process.env, MES_DATA_DIR: join(scratchDir("embed-effect-"), "data") } as Record<string, string>
   const context = await Effect.runPromise(
     Layer.buildWithScope(App(0).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))), scope)
   )

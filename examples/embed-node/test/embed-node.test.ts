@@ -1,14 +1,13 @@
 // Runs the example as a process: its own route answers, and mes answers under /mes with a CLI-made key.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, expect, it } from "vitest"
+import { scratchDir } from "../../../packages/adapters-http/test/scratch.ts"
 
 const here = fileURLToPath(new URL("..", import.meta.url))
 const MES = fileURLToPath(new URL("../../../packages/cli/bin/mes.js", import.meta.url))
-const env = { ...process.env, MES_DATA_DIR: join(mkdtempSync(join(tmpdir(), "embed-node-")), "data"), PORT: "0", DATABASE_URL: process.env.DATABASE_URL ?? "" }
+const env = { ...process.env, MES_DATA_DIR: join(scratchDir("embed-node-"), "data"), PORT: "0", DATABASE_URL: process.env.DATABASE_URL ?? "" }
 let child: ChildProcess | undefined
 let database: string | undefined
 afterAll(async () => {

@@ -1,11 +1,11 @@
 // The script as a process against a real mes: the sample CSV synced, then again (all unchanged), then a refusal.
 import { execFile } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { type Harness, startServer } from "../../../packages/adapters-http/test/harness.ts"
+import { scratchDir } from "../../../packages/adapters-http/test/scratch.ts"
 
 const script = fileURLToPath(new URL("../sync.mjs", import.meta.url))
 const sample = fileURLToPath(new URL("../jobs.csv", import.meta.url))
@@ -36,7 +36,7 @@ it("syncs the sample, then finds it unchanged, with a progress bar and per-recor
 })
 
 it("prints a refused record's reason and exits 1", async () => {
-  const file = join(mkdtempSync(join(tmpdir(), "erp-sync-")), "bad.csv")
+  const file = join(scratchDir("erp-sync-"), "bad.csv")
   writeFileSync(file, "external_id,job_number,part_external_id,part_number,quantity\nSO-9,J-1001,SO-9-1,X,0\n")
   const res = await run(file)
   expect(res.code).toBe(1)

@@ -6,9 +6,7 @@ import { StoresPg, testDatabase } from "@mes/adapters-pg"
 import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 import { expect } from "vitest"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { scratchDir } from "./scratch.ts"
 
 export interface Harness {
   readonly url: string
@@ -44,7 +42,7 @@ export const startServer = async (
     Layer.provideMerge(db),
     // uploads go to a directory of this server's own unless the test names one
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({
-      env: { ...process.env, MES_STORAGE_DIR: mkdtempSync(join(tmpdir(), "mes-storage-")), ...options.env } as Record<string, string>
+      env: { ...process.env, ...options.env, MES_STORAGE_DIR: options.env?.MES_STORAGE_DIR ?? scratchDir("mes-storage-") } as Record<string, string>
     })))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))

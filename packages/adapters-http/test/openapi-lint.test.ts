@@ -2,12 +2,12 @@
 // a summary and description on every operation, tags with descriptions, servers, security schemes, the error
 // envelope on every error response, request examples that match their schemas.
 import { execFile } from "node:child_process"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Harness, startServer } from "./harness.ts"
+import { scratchDir } from "./scratch.ts"
 
 const REDOCLY = fileURLToPath(new URL("../node_modules/.bin/redocly", import.meta.url))
 /** Warnings we accept, each with its reason. */
@@ -41,7 +41,7 @@ const lint = (file: string) =>
 
 describe("the OpenAPI document", () => {
   it("passes redocly lint (recommended): no errors, no warnings but the accepted ones", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "mes-openapi-")), "openapi.json")
+    const file = join(scratchDir("mes-openapi-"), "openapi.json")
     writeFileSync(file, JSON.stringify(spec))
     const { problems } = await lint(file)
     const describe = (p: (typeof problems)[number]) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`

@@ -1,13 +1,13 @@
 // Uploads and part images (issue 12 item 5): signed upload URLs served by mes itself, images attached to parts
 // and served back through signed GET URLs, and every way a URL or an upload can be wrong.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { localDiskStorage } from "../src/storage/local-disk.ts"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { scratchDir } from "./scratch.ts"
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 4])
 const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16, 74, 70, 73, 70, 0, 1])
@@ -19,7 +19,7 @@ let tenantId: string
 let origin: string
 let part: string
 let part2: string
-const dir = mkdtempSync(join(tmpdir(), "mes-part-images-"))
+const dir = scratchDir("mes-part-images-")
 
 beforeAll(async () => {
   h = await startServer({ env: { MES_STORAGE_DIR: dir, MES_UPLOAD_MAX_BYTES: "1000" } })
@@ -285,7 +285,7 @@ describe("more ways an upload or an attachment can be wrong", () => {
 
 describe("the URL signing key of a storage directory", () => {
   it("is made once (64 hex digits, 0600) and shared: a URL one server signed works on another over the directory", async () => {
-    const shared = mkdtempSync(join(tmpdir(), "mes-storage-key-"))
+    const shared = scratchDir("mes-storage-key-")
     const [one, two] = await Promise.all([0, 1].map(() => startServer({ env: { MES_STORAGE_DIR: shared } })))
     try {
       const key = readFileSync(join(shared, ".signing-key"), "utf8")
@@ -301,7 +301,7 @@ describe("the URL signing key of a storage directory", () => {
   })
 
   it("an unusable key file (empty, say) is refused at start rather than signing with it", async () => {
-    const broken = mkdtempSync(join(tmpdir(), "mes-storage-key-"))
+    const broken = scratchDir("mes-storage-key-")
     writeFileSync(join(broken, ".signing-key"), "")
     const options = { dir: broken, secret: undefined, maxBytes: 1000, urlTtl: Duration.minutes(1) }
     expect(() => localDiskStorage(options, "/functions/v1")).toThrow(/signing key/)
