@@ -54,7 +54,9 @@ const dataDir = join(tmp, "data")
 const children = new Set<ChildProcess>()
 
 const baseEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, MES_DATA_DIR: dataDir }
+  // TMPDIR: what the CLI makes there (the embedded database's socket directory) goes with `tmp`, also from the
+  // processes these tests SIGKILL, which cannot remove it themselves
+  const env: NodeJS.ProcessEnv = { ...process.env, MES_DATA_DIR: dataDir, TMPDIR: tmp }
   delete env.DATABASE_URL
   delete env.MES_JWT_SECRET
   delete env.PORT
