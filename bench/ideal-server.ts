@@ -14,25 +14,24 @@
 //     B_SERVE="cd $root && exec node --import tsx bench/ideal-server.ts --port \$PORT" \
 //     ROUNDS=5 ./compare.sh servers create)
 //
-// Needs the compiled `mes` (`pnpm build`) and `../shared/bench` installed (`npm ci` there: `pg`).
+// Needs the compiled `mes` (`pnpm build`) and `../shared/bench` installed (`npm ci` there: `pg`). For a clone
+// elsewhere (a clean clone under /tmp, say), name the reference bench: `B_SERVE="cd $root && MES_SHARED_BENCH=$PWD exec …"`.
 import { batchDue, CoalescingConfig, Db, PlannerStatistics } from "@mes/adapters-pg"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
-import { createRequire } from "node:module"
-import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { captureCreate, ID_PREFIX, withIdPrefix } from "./lib/capture.ts"
-import { root } from "./lib/util.ts"
+import { requireShared } from "./lib/util.ts"
 
 interface PgClient {
   connect(): Promise<void>
   query(q: string | { readonly name: string; readonly text: string; readonly values: ReadonlyArray<unknown> }): Promise<{ rows: Array<any> }>
   end(): Promise<void>
 }
-const pg = createRequire(resolve(root, "../shared/bench/package.json"))("pg") as { Client: new (o: object) => PgClient }
+const pg = requireShared("pg") as { Client: new (o: object) => PgClient }
 
 const { values: args } = parseArgs({ options: { port: { type: "string" }, host: { type: "string", default: "127.0.0.1" } } })
 const databaseUrl = process.env.DATABASE_URL

@@ -14,20 +14,19 @@
 // Needs the compiled `mes` (`pnpm build`), pgbench (PGBENCH, default the PostgreSQL 15 path), psql, and
 // `../shared/bench` installed (`npm ci` there; its baseline creates the baseline's schema and tenant).
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { type Captured, captureCreate, ID_PREFIX, withIdPrefix } from "./lib/capture.ts"
 import { databaseUrl, psql } from "./lib/mes-serve.ts"
-import { cpuTimes, median, root, settle } from "./lib/util.ts"
+import { cpuTimes, median, settle, sharedBench } from "./lib/util.ts"
 
 const admin = process.env.DATABASE_URL
 if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its databases)")
 const rounds = Number(process.argv[2] ?? 5)
 const seconds = Number(process.argv[3] ?? 10)
 const PGBENCH = process.env.PGBENCH ?? "/usr/lib/postgresql/15/bin/pgbench"
-const shared = resolve(root, "../shared/bench")
-if (!existsSync(join(shared, "node_modules"))) throw new Error(`${shared}: run npm ci there first`)
+const shared = sharedBench()
 const tmp = mkdtempSync(join(tmpdir(), "mes-sql-limit-"))
 const name = `mes_sql_limit_${Date.now().toString(36)}`
 const url = (db: string) => databaseUrl(admin, db)

@@ -1,13 +1,26 @@
 // Small helpers of the runner: paths, logging, timeouts, the machine's own load, and statistics.
 import { existsSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import os from "node:os"
-import { dirname, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /** bench/ */
 export const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 /** the repository */
 export const root = resolve(benchDir, "..")
+
+/**
+ * The reference bench (`compare.sh`, the hand-written baseline, `load.mjs`): `../shared/bench` beside the
+ * repository, or `MES_SHARED_BENCH` (for a clone elsewhere, e.g. a clean clone under /tmp), installed (`npm ci`).
+ */
+export const sharedBench = (): string => {
+  const dir = resolve(process.env.MES_SHARED_BENCH ?? join(root, "../shared/bench"))
+  if (!existsSync(join(dir, "node_modules"))) throw new Error(`${dir}: run npm ci there first (or set MES_SHARED_BENCH)`)
+  return dir
+}
+/** `require` of the reference bench's own dependencies (`pg`). */
+export const requireShared = (id: string): unknown => createRequire(join(sharedBench(), "package.json"))(id)
 
 export const log = (...parts: ReadonlyArray<unknown>) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...parts)
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
