@@ -37,9 +37,7 @@ const { values: args } = parseArgs({ options: { port: { type: "string" }, host: 
 const databaseUrl = process.env.DATABASE_URL
 if (databaseUrl === undefined || args.port === undefined) throw new Error("set DATABASE_URL and --port")
 // the server's coalescing settings (MES_DB_WRITE_*, same defaults)
-const coalescing = Effect.runSync(Effect.gen(function*() {
-  return yield* CoalescingConfig
-}))
+const coalescing = Effect.runSync(CoalescingConfig)
 
 const { statement, tenantId, marker, answer } = await captureCreate(databaseUrl)
 const plan = withIdPrefix(JSON.stringify((JSON.parse(statement.params[0]!) as Array<unknown>)[0]), tenantId)
