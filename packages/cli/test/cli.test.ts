@@ -3,8 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db } from "@mes/adapters-pg"
 import { callTool, everyTool } from "../../adapters-mcp/test/scenario.ts"
 import { client as restClient } from "../../adapters-http/test/harness.ts"
+import { scratchDir } from "../../adapters-http/test/scratch.ts"
 
 const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -49,7 +49,7 @@ const sqlOf = (statement: string) => {
   )
 }
 
-const tmp = mkdtempSync(join(tmpdir(), "mes-cli-test-"))
+const tmp = scratchDir("mes-cli-test-")
 const dataDir = join(tmp, "data")
 const children = new Set<ChildProcess>()
 
@@ -101,7 +101,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) child.kill("SIGKILL")
   if (serverUrl !== undefined) await adminSql(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined)
-  rmSync(tmp, { recursive: true, force: true })
 })
 
 let tenantId: string
