@@ -1,6 +1,7 @@
 // mes's create statement and answer as bytes on the wire: a loopback proxy between `mes serve` and PostgreSQL
 // records the Parse and Bind of one POST /api-jobs, so a bench can replay the statement without the server
 // (`sql-limit.ts`, pgbench) or behind a server of its own (`ideal-server.ts`).
+import { randomBytes } from "node:crypto"
 import { createConnection, createServer, type Socket } from "node:net"
 import { startMes, tenantIn } from "./mes-serve.ts"
 
@@ -135,3 +136,44 @@ export const ID_PREFIX = "5eed5eed-5eed"
 export const withIdPrefix = (text: string, tenantId: string) =>
   text.replace(/"([0-9a-f]{8}-[0-9a-f]{4})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g, (id, _head: string, tail: string) =>
     id.slice(1, -1) === tenantId ? id : `"${ID_PREFIX}${tail}"`)
+
+/** One create made from the templates: the plan (one element of $1) and the 201 answer, with the same fresh ids. */
+export interface FreshCreate {
+  readonly plan: string
+  readonly answer: string
+}
+
+/**
+ * mes's create, captured once (`captureCreate`), as templates a server without mes can serve: the statement's text
+ * and its other parameters, and `fresh(jobNumber)`, a plan with fresh ids and that job number and the answer that
+ * names them. What `ideal-server.ts` serves, on `node:http` + `pg` or on the project's stack.
+ */
+export const createTemplates = async (databaseUrl: string) => {
+  const { statement, tenantId, marker, answer } = await captureCreate(databaseUrl)
+  const plan = withIdPrefix(JSON.stringify((JSON.parse(statement.params[0]!) as Array<unknown>)[0]), tenantId)
+  const answerTemplate = withIdPrefix(answer, tenantId)
+  if (!plan.includes(ID_PREFIX) || !answerTemplate.includes(ID_PREFIX) || !answer.includes(marker)) {
+    throw new Error("the captured plan or answer has no ids or no job number to replace")
+  }
+  return {
+    text: statement.text,
+    /** $2 on: the statement's parameters after the plans (the tenant). */
+    rest: statement.params.slice(1),
+    tenantId,
+    /** A create of a request body (its JSON text); undefined when it is not JSON. */
+    fresh: (body: string): FreshCreate | undefined => {
+      let jobNumber: string
+      try {
+        jobNumber = JSON.stringify(String((JSON.parse(body) as { job_number: unknown }).job_number)).slice(1, -1)
+      } catch {
+        return undefined
+      }
+      const h = randomBytes(6).toString("hex")
+      const prefix = `${h.slice(0, 8)}-${h.slice(8)}`
+      return {
+        plan: plan.replaceAll(ID_PREFIX, prefix).replaceAll(marker, jobNumber),
+        answer: answerTemplate.replaceAll(ID_PREFIX, prefix).replaceAll(marker, jobNumber)
+      }
+    }
+  }
+}

@@ -39,5 +39,8 @@ export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, Idempote
   ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg,
   ShopFloorStoresPg, PartImageStorePg).pipe(Layer.provide(Catalog.layer))
 export { PlannerStatistics } from "./statistics.ts"
-export { batchDue, CoalescingConfig } from "./coalesce.ts"
+// building blocks of the stores, for a store of one's own (and the bench's stack server)
+export { batchDue, coalescing, CoalescingConfig } from "./coalesce.ts"
+export { onOwnConnection } from "./connection.ts"
+export { giveBack, type PageChunk } from "./page-bytes.ts"
 export { testDatabase, testDatabaseKind } from "./testing.ts"
