@@ -145,7 +145,7 @@ export interface FreshCreate {
 
 /**
  * mes's create, captured once (`captureCreate`), as templates a server without mes can serve: the statement's text
- * and its other parameters, and `fresh(jobNumber)`, a plan with fresh ids and that job number and the answer that
+ * and its other parameters, and `fresh(body)`, a plan with fresh ids and the body's job number, and the answer that
  * names them. What `ideal-server.ts` serves, on `node:http` + `pg` or on the project's stack.
  */
 export const createTemplates = async (databaseUrl: string) => {
