@@ -41,21 +41,23 @@ for (let i = 0; i < runs; i++) {
   help.push(Math.round(performance.now() - t0))
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "mes-startup-"))
-const embedded = { ...process.env, DATABASE_URL: "", MES_DATA_DIR: dataDir, MES_MONTHLY_RESET: "off" }
+// the servers' data and their image storage (which `serve` makes at start, beside the data directory unless named)
+const tmp = mkdtempSync(join(tmpdir(), "mes-startup-"))
+const storage = join(tmp, "storage")
+const embedded = { ...process.env, DATABASE_URL: "", MES_DATA_DIR: join(tmp, "data"), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
 // the first start creates and migrates the data directory; the measured starts find it existing
 await serve(embedded, 48731, 0)
 const embeddedRuns = []
 for (let i = 0; i < runs; i++) embeddedRuns.push(await serve(embedded, 48731, 30_000))
-rmSync(dataDir, { recursive: true, force: true })
 
 const db = `mes_startup_${Date.now().toString(36)}`
 psql(admin, ["-c", `CREATE DATABASE ${db}`])
-const pg = { ...process.env, DATABASE_URL: databaseUrl(admin, db), MES_MONTHLY_RESET: "off" }
+const pg = { ...process.env, DATABASE_URL: databaseUrl(admin, db), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
 execFileSync(process.execPath, [MES_BIN, "migrate"], { env: pg, stdio: "ignore" })
 const pgRuns = []
 for (let i = 0; i < runs; i++) pgRuns.push(await serve(pg, 48732, 30_000))
 psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
+rmSync(tmp, { recursive: true, force: true })
 
 console.log(JSON.stringify({
   "mes --help ms": help,
