@@ -49,30 +49,34 @@ const unit = per === 1 ? "ms" : "µs per item"
 const scaled = (us: number) => (per === 1 ? us / 1000 : us / per).toFixed(per === 1 ? 0 : 1)
 
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
-// a sample's time is the delta to the next sample (the last one has none)
-const samples = profile.samples.map((id, i) => ({ node: nodes.get(id)!, duration: profile.timeDeltas[i + 1] ?? 0 }))
+// a sample's time is the delta to the next sample (the last one has none); `at`: ms from the profile's start
 let clock = 0
-const at = profile.samples.map((_, i) => (clock += profile.timeDeltas[i]!) / 1000)
+const samples = profile.samples.map((id, i) => ({
+  node: nodes.get(id)!,
+  duration: profile.timeDeltas[i + 1] ?? 0,
+  at: (clock += profile.timeDeltas[i]!) / 1000
+}))
 const isIdle = (n: ProfileNode) => n.callFrame.functionName === "(idle)"
 
 if (values.timeline !== undefined) {
   const step = Number(values.timeline)
   const rows: Array<{ busy: number; idle: number }> = []
-  samples.forEach((s, i) => {
-    const row = rows[Math.floor(at[i]! / step)] ??= { busy: 0, idle: 0 }
+  for (const s of samples) {
+    const row = rows[Math.floor(s.at / step)] ??= { busy: 0, idle: 0 }
     if (isIdle(s.node)) row.idle += s.duration
     else row.busy += s.duration
-  })
+  }
   rows.forEach((r, i) => console.log(`${String(i * step).padStart(7)} ms  busy ${(r.busy / 1000).toFixed(0).padStart(5)}  idle ${(r.idle / 1000).toFixed(0).padStart(5)}`))
   process.exit(0)
 }
 
 const from = values.from === undefined ? -Infinity : Number(values.from)
 const to = values.to === undefined ? Infinity : Number(values.to)
-const inWindow = samples.filter((_, i) => at[i]! >= from && at[i]! <= to)
+const inWindow = samples.filter((s) => s.at >= from && s.at <= to)
 
 if (values.lines !== undefined) {
-  const [part, line] = [values.lines.slice(0, values.lines.lastIndexOf(":")), Number(values.lines.slice(values.lines.lastIndexOf(":") + 1))]
+  const colon = values.lines.lastIndexOf(":")
+  const [part, line] = [values.lines.slice(0, colon), Number(values.lines.slice(colon + 1))]
   // positionTicks count samples over the whole profile (no window): spread the node's self time over them
   const selfOf = new Map<number, number>()
   for (const s of samples) selfOf.set(s.node.id, (selfOf.get(s.node.id) ?? 0) + s.duration)
