@@ -6,6 +6,7 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Cron from "effect/Cron"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -14,6 +15,17 @@ import { newId } from "../ports.ts"
 
 /** spec 4.13: 00:00 UTC on day 1 of each month. */
 export const MONTHLY_RESET_CRON = "0 0 1 * *"
+
+let resetCron: Cron.Cron | undefined
+
+/**
+ * The next reset strictly after `now`, whatever the host's time zone. UTC is the fixed offset 0 rather than the
+ * named zone "UTC": the same instants (UTC has no daylight saving), but a named zone builds an Intl.DateTimeFormat,
+ * and the first one loads ICU's time-zone data: 3.8 ms of a `mes serve` start here, 13–15 ms in a fresh process
+ * (nothing else in mes serve uses Intl).
+ */
+export const nextMonthlyReset = (now: Date): Date =>
+  Cron.next(resetCron ??= Cron.parseUnsafe(MONTHLY_RESET_CRON, DateTime.zoneMakeOffset(0)), now)
 
 /** Who ran a reset; kept in each log record's metadata. */
 export type ResetTrigger = "http" | "cli" | "schedule"
@@ -130,7 +142,6 @@ export class MonthlyReset extends Context.Service<MonthlyReset, {
         return report
       })
 
-    const cron = Cron.parseUnsafe(MONTHLY_RESET_CRON, "UTC")
     const schedule = Effect.gen(function*() {
       // the latest period known done: nothing to ask the database until the clock passes the next one
       let doneThrough = -Infinity
@@ -146,7 +157,7 @@ export class MonthlyReset extends Context.Service<MonthlyReset, {
             continue
           }
         }
-        const next = Cron.next(cron, new Date(now)).getTime()
+        const next = nextMonthlyReset(new Date(now)).getTime()
         yield* Effect.sleep(Duration.min(Duration.millis(Math.max(next - now, 0) + 1), WAKE_EVERY))
       }
     })
