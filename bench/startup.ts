@@ -4,22 +4,33 @@
 // reducer runs ≈ 10 s after start).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/startup.ts [runs=3]
+//     [--node <node binary>]  the Node.js that runs mes (default: the one running this script)
+//     [--bin <mes.js>]        another tree's bin, to compare it in the same hour (default: this checkout's)
+//     [--ready-only]          only `--help` and the embedded start's ready time: no idle waits, no PostgreSQL
 import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { databaseUrl, MES_BIN, psql } from "./lib/mes-serve.ts"
 
+const args = process.argv.slice(2)
+const option = (name: string) => {
+  const at = args.indexOf(name)
+  return at === -1 ? undefined : args.splice(at, 2)[1]
+}
+const node = option("--node") ?? process.execPath
+const bin = option("--bin") ?? MES_BIN
+const readyOnly = args.includes("--ready-only")
+const runs = Number(args.find((a) => !a.startsWith("--")) ?? 3)
 const admin = process.env.DATABASE_URL
-if (admin === undefined) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its database)")
-const runs = Number(process.argv[2] ?? 3)
+if (admin === undefined && !readyOnly) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its database)")
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024)
 
 /** Starts `mes serve`, waits until health answers; resolves with ms to ready and RSS (MB) after `idleMs`. */
 const serve = async (env: NodeJS.ProcessEnv, port: number, idleMs: number) => {
   const t0 = performance.now()
-  const child = spawn(process.execPath, [MES_BIN, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdio: "ignore" })
+  const child = spawn(node, [bin, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdio: "ignore" })
   for (;;) {
     const ok = await fetch(`http://127.0.0.1:${port}/functions/v1/health`).then((r) => r.ok, () => false)
     if (ok) break
@@ -37,7 +48,7 @@ const serve = async (env: NodeJS.ProcessEnv, port: number, idleMs: number) => {
 const help: Array<number> = []
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now()
-  execFileSync(process.execPath, [MES_BIN, "--help"], { stdio: "ignore" })
+  execFileSync(node, [bin, "--help"], { stdio: "ignore" })
   help.push(Math.round(performance.now() - t0))
 }
 
@@ -48,15 +59,20 @@ const embedded = { ...process.env, DATABASE_URL: "", MES_DATA_DIR: join(tmp, "da
 // the first start creates and migrates the data directory; the measured starts find it existing
 await serve(embedded, 48731, 0)
 const embeddedRuns = []
-for (let i = 0; i < runs; i++) embeddedRuns.push(await serve(embedded, 48731, 30_000))
+for (let i = 0; i < runs; i++) embeddedRuns.push(await serve(embedded, 48731, readyOnly ? 0 : 30_000))
+if (readyOnly) {
+  rmSync(tmp, { recursive: true, force: true })
+  console.log(JSON.stringify({ node: execFileSync(node, ["-v"], { encoding: "utf8" }).trim(), bin, "mes --help ms": help, "embedded: ready ms": embeddedRuns.map((r) => r.readyMs) }))
+  process.exit(0)
+}
 
 const db = `mes_startup_${Date.now().toString(36)}`
-psql(admin, ["-c", `CREATE DATABASE ${db}`])
-const pg = { ...process.env, DATABASE_URL: databaseUrl(admin, db), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
-execFileSync(process.execPath, [MES_BIN, "migrate"], { env: pg, stdio: "ignore" })
+psql(admin!, ["-c", `CREATE DATABASE ${db}`])
+const pg = { ...process.env, DATABASE_URL: databaseUrl(admin!, db), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
+execFileSync(node, [bin, "migrate"], { env: pg, stdio: "ignore" })
 const pgRuns = []
 for (let i = 0; i < runs; i++) pgRuns.push(await serve(pg, 48732, 30_000))
-psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
+psql(admin!, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
 rmSync(tmp, { recursive: true, force: true })
 
 console.log(JSON.stringify({
