@@ -3,7 +3,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
+import module from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -610,6 +611,34 @@ describe("mes import and help (issue 13)", () => {
     expect(rows.map((r) => r.job_number)).toEqual(jobs.map((j) => j.job_number))
     expect(rows.every((r) => r.parts === 1)).toBe(true)
   })
+})
+
+describe("the compile cache of Node 22.1+ (bin/mes.js)", () => {
+  /** Files V8's code cache holds under `dir` (TMPDIR/node-compile-cache/<Node's version hash>/…). */
+  const cached = (dir: string) =>
+    existsSync(join(dir, "node-compile-cache")) ? readdirSync(join(dir, "node-compile-cache"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length : 0
+
+  it("keeps the compiled bundle in TMPDIR where Node has the cache, unless NODE_DISABLE_COMPILE_CACHE=1; Node 20 runs without it", async () => {
+    const on = join(tmp, "compile-cache-on")
+    const off = join(tmp, "compile-cache-off")
+    expect((await mes(["--help"], { TMPDIR: on })).code).toBe(0)
+    expect((await mes(["--help"], { TMPDIR: off, NODE_DISABLE_COMPILE_CACHE: "1" })).code).toBe(0)
+    if (typeof module.enableCompileCache === "function") expect(cached(on)).toBeGreaterThan(0)
+    else expect(cached(on)).toBe(0)
+    expect(cached(off)).toBe(0)
+  })
+
+  it.skipIf(typeof module.flushCompileCache !== "function")("a server that never exits normally writes it 10 s after its start", async () => {
+    const dir = join(tmp, "compile-cache-serve")
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"], { TMPDIR: dir })
+    await listening(server)
+    expect(cached(dir)).toBe(0)
+    await new Promise((r) => setTimeout(r, 11_000))
+    server.child.kill("SIGKILL")
+    await server.exited
+    // the serve chunk and PGlite's module beside the entry's
+    expect(cached(dir)).toBeGreaterThan(3)
+  }, 30_000)
 })
 
 describe.skipIf(serverUrl === undefined)("two mes serve processes on one PostgreSQL (issue 10)", () => {
