@@ -11,7 +11,7 @@ if (!existsSync(main)) {
   process.exit(1)
 }
 // Node 22.1+ keeps V8's compiled code of the bundle (and PGlite's module) on disk, in NODE_COMPILE_CACHE or else
-// os.tmpdir()/node-compile-cache, so later starts skip compiling it (docs/DECISIONS.md, "Start-up"); Node 20 has
+// os.tmpdir()/node-compile-cache, so later starts skip compiling it (docs/DECISIONS.md, "compile cache"); Node 20 has
 // no such cache and runs as before. NODE_DISABLE_COMPILE_CACHE=1 turns it off. Node writes the cache at exit; a
 // server (`mes serve`, `mes mcp`) may never exit normally, so it is also written once the start is well over.
 if (module.enableCompileCache?.().directory !== undefined) {
