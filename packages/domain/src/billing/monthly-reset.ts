@@ -5,27 +5,14 @@
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as Cron from "effect/Cron"
-import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { newId } from "../ports.ts"
 
-/** spec 4.13: 00:00 UTC on day 1 of each month. */
+/** spec 4.13: 00:00 UTC on day 1 of each month: for a cron running `mes monthly-reset` (`mes serve` counts UTC months). */
 export const MONTHLY_RESET_CRON = "0 0 1 * *"
-
-let resetCron: Cron.Cron | undefined
-
-/**
- * The next reset strictly after `now`, whatever the host's time zone. UTC is the fixed offset 0 rather than the
- * named zone "UTC": the same instants (UTC has no daylight saving), but a named zone builds an Intl.DateTimeFormat,
- * and the first one loads ICU's time-zone data: 3.8 ms of a `mes serve` start here, 13–15 ms in a fresh process
- * (nothing else in mes serve uses Intl).
- */
-export const nextMonthlyReset = (now: Date): Date =>
-  Cron.next(resetCron ??= Cron.parseUnsafe(MONTHLY_RESET_CRON, DateTime.zoneMakeOffset(0)), now)
 
 /** Who ran a reset; kept in each log record's metadata. */
 export type ResetTrigger = "http" | "cli" | "schedule"
@@ -68,6 +55,13 @@ export class MonthlyResetStore extends Context.Service<MonthlyResetStore, {
 
 /** The first instant of the UTC month `at` lies in. */
 export const periodStartOf = (at: Date): Date => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1))
+
+/**
+ * The next reset strictly after `now` (the first instant of the next UTC month), whatever the host's time zone: the
+ * same UTC calendar arithmetic as the period's start, with no cron parsed and no time zone (a named zone builds an
+ * Intl.DateTimeFormat, whose first one loads ICU's time-zone data).
+ */
+export const nextMonthlyReset = (now: Date): Date => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))
 
 /** How often a sleeping schedule wakes to look at the clock again (timers cannot sleep a whole month). */
 const WAKE_EVERY = Duration.hours(1)
