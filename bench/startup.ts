@@ -60,25 +60,24 @@ const embedded = { ...process.env, DATABASE_URL: "", MES_DATA_DIR: join(tmp, "da
 await serve(embedded, 48731, 0)
 const embeddedRuns = []
 for (let i = 0; i < runs; i++) embeddedRuns.push(await serve(embedded, 48731, readyOnly ? 0 : 30_000))
-if (readyOnly) {
-  rmSync(tmp, { recursive: true, force: true })
-  console.log(JSON.stringify({ node: execFileSync(node, ["-v"], { encoding: "utf8" }).trim(), bin, "mes --help ms": help, "embedded: ready ms": embeddedRuns.map((r) => r.readyMs) }))
-  process.exit(0)
-}
-
-const db = `mes_startup_${Date.now().toString(36)}`
-psql(admin!, ["-c", `CREATE DATABASE ${db}`])
-const pg = { ...process.env, DATABASE_URL: databaseUrl(admin!, db), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
-execFileSync(node, [bin, "migrate"], { env: pg, stdio: "ignore" })
-const pgRuns = []
-for (let i = 0; i < runs; i++) pgRuns.push(await serve(pg, 48732, 30_000))
-psql(admin!, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
-rmSync(tmp, { recursive: true, force: true })
-
-console.log(JSON.stringify({
+const report: Record<string, unknown> = {
+  node: execFileSync(node, ["-v"], { encoding: "utf8" }).trim(),
+  bin,
   "mes --help ms": help,
-  "embedded: ready ms": embeddedRuns.map((r) => r.readyMs),
-  "embedded: idle RSS MB at 30 s": embeddedRuns.map((r) => r.rss),
-  "PostgreSQL: ready ms": pgRuns.map((r) => r.readyMs),
-  "PostgreSQL: idle RSS MB at 30 s": pgRuns.map((r) => r.rss)
-}, null, 2))
+  "embedded: ready ms": embeddedRuns.map((r) => r.readyMs)
+}
+if (admin !== undefined && !readyOnly) {
+  report["embedded: idle RSS MB at 30 s"] = embeddedRuns.map((r) => r.rss)
+  const db = `mes_startup_${Date.now().toString(36)}`
+  psql(admin, ["-c", `CREATE DATABASE ${db}`])
+  const pg = { ...process.env, DATABASE_URL: databaseUrl(admin, db), MES_STORAGE_DIR: storage, MES_MONTHLY_RESET: "off" }
+  execFileSync(node, [bin, "migrate"], { env: pg, stdio: "ignore" })
+  const pgRuns = []
+  for (let i = 0; i < runs; i++) pgRuns.push(await serve(pg, 48732, 30_000))
+  psql(admin, ["-c", `DROP DATABASE ${db} WITH (FORCE)`])
+  report["PostgreSQL: ready ms"] = pgRuns.map((r) => r.readyMs)
+  report["PostgreSQL: idle RSS MB at 30 s"] = pgRuns.map((r) => r.rss)
+}
+rmSync(tmp, { recursive: true, force: true })
+// --ready-only: one line, to collect runs as JSON lines
+console.log(JSON.stringify(report, null, readyOnly ? undefined : 2))
