@@ -9,7 +9,8 @@
 //   --per N        divide every figure by N (requests or deliveries in the window): µs per item; default 1 (ms in all)
 //   --from/--to    only the samples in that window, ms from the profile's start (find it with --timeline)
 //   --timeline MS  busy and idle ms in each MS of the profile, then stop
-//   --lines F:L    self time per source line of the function defined at line L of the file whose URL contains F
+//   --lines F:L    self time per source line of the function defined at line L of the file whose URL contains F,
+//                  over the whole profile (V8 counts lines per node, not per sample: --from/--to do not apply)
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 
@@ -57,6 +58,8 @@ const samples = profile.samples.map((id, i) => ({
   at: (clock += profile.timeDeltas[i]!) / 1000
 }))
 const isIdle = (n: ProfileNode) => n.callFrame.functionName === "(idle)"
+/** A script's URL cut to its last two path segments ("dist/json.js"). */
+const shortUrl = (url: string) => url.split("/").slice(-2).join("/")
 
 if (values.timeline !== undefined) {
   const step = Number(values.timeline)
@@ -107,7 +110,7 @@ const partOf = ({ functionName, url }: CallFrame): string => {
   if (url.includes("@effect/sql-pg") || url.includes("@effect+sql-pg")) return "@effect/sql-pg (driver)"
   if (url.includes("platform-node")) return "@effect/platform-node"
   if (url.startsWith("node:")) return "Node's own modules"
-  return `other: ${url.split("/").slice(-2).join("/")}`
+  return `other: ${shortUrl(url)}`
 }
 
 const parts = new Map<string, number>()
@@ -120,7 +123,7 @@ for (const { node, duration } of inWindow) {
   const part = partOf(node.callFrame)
   parts.set(part, (parts.get(part) ?? 0) + duration)
   const { functionName, url, lineNumber } = node.callFrame
-  const name = `${functionName || "(anonymous)"} ${url.split("/").slice(-2).join("/")}:${lineNumber + 1}`
+  const name = `${functionName || "(anonymous)"} ${shortUrl(url)}:${lineNumber + 1}`
   functions.set(name, (functions.get(name) ?? 0) + duration)
 }
 
