@@ -11,17 +11,17 @@ import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseArgs } from "node:util"
 import { databaseUrl, MES_BIN, psql } from "./lib/mes-serve.ts"
 
-const args = process.argv.slice(2)
-const option = (name: string) => {
-  const at = args.indexOf(name)
-  return at === -1 ? undefined : args.splice(at, 2)[1]
-}
-const node = option("--node") ?? process.execPath
-const bin = option("--bin") ?? MES_BIN
-const readyOnly = args.includes("--ready-only")
-const runs = Number(args.find((a) => !a.startsWith("--")) ?? 3)
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { node: { type: "string" }, bin: { type: "string" }, "ready-only": { type: "boolean", default: false } }
+})
+const node = args.node ?? process.execPath
+const bin = args.bin ?? MES_BIN
+const readyOnly = args["ready-only"]
+const runs = Number(positionals[0] ?? 3)
 const admin = process.env.DATABASE_URL
 if (admin === undefined && !readyOnly) throw new Error("set DATABASE_URL (a PostgreSQL server; the bench creates and drops its database)")
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
