@@ -112,6 +112,48 @@ describe("strings PostgreSQL cannot store are 422 with the field's path", () => 
     expect(await counts()).toBe(before)
   })
 
+  // ncr_number is looked up before the body is validated (a taken number is 409 whatever else is wrong)
+  it("an ncr_number that cannot be stored is 422 in POST and PATCH /api-issues, not looked up", async () => {
+    const operationId = String((await api.get(`/api-operations?part_id=${partId}`)).body.data.operations[0].id)
+    const issue = await api.post("/api-issues", { operation_id: operationId, title: "t", description: "d", severity: "low" })
+    expect(issue.status).toBe(201)
+    const before = await counts()
+    for (const bad of ["N\u0000", "N\ud800"]) {
+      const body = { operation_id: operationId, issue_type: "ncr", title: "t", description: "d", severity: "low", ncr_number: bad }
+      expectDetail(await api.post("/api-issues", body), "ncr_number", "PATTERN_MISMATCH")
+      expectDetail(await api.patch(`/api-issues?id=${issue.body.data.issue.id}`, { ncr_number: bad }), "ncr_number", "PATTERN_MISMATCH")
+    }
+    expect(await counts()).toBe(before)
+  })
+
+  // a bulk looks up records sent before by their external keys, and notes its sources, before each record is validated
+  it("bulk sync: a record whose external key cannot be stored is refused on its own, the others sync", async () => {
+    for (const [i, bad] of ["N\u0000", "N\ud800", "\udc00"].entries()) {
+      const jobs = await api.post("/api-jobs/bulk-sync", {
+        items: [
+          { external_id: `HB-${i}`, external_source: bad, job_number: `HB-${i}-A` },
+          { external_id: bad, external_source: "erp-h", job_number: `HB-${i}-B` },
+          { external_id: `HB-${i}`, external_source: "erp-h", job_number: `HB-${i}-C` }
+        ]
+      })
+      expect(jobs.status).toBe(200)
+      expect(jobs.body.data).toMatchObject({ total: 3, created: 1, errors: 2 })
+      expect(jobs.body.data.results.map((r: { action: string }) => r.action)).toEqual(["error", "error", "created"])
+      const cells = await api.post("/api-cells/bulk-sync", { cells: [{ external_id: `HC-${i}`, external_source: bad, name: `HC-${i}` }] })
+      expect(cells.status).toBe(200)
+      expect(cells.body.data).toMatchObject({ total: 1, errors: 1 })
+      // the ERP diff reads each record's row before syncing it, by the same keys
+      for (const path of ["/api-erp-sync/diff", "/api-erp-sync/sync"]) {
+        const erp = await api.post(path, { cells: [{ external_id: bad, external_source: "erp-h", name: `HE-${i}` }], jobs: [{ external_id: `HE-${i}`, external_source: bad, job_number: `HE-${i}` }] })
+        expect(erp.status).toBe(200)
+        expect(erp.body.data).toMatchObject({ total: 2, errors: 2 })
+      }
+    }
+    const status = await api.get("/api-erp-sync/status")
+    expect(status.status).toBe(200)
+    expect(JSON.stringify(status.body)).toContain("erp-h")
+  })
+
   it("a NUL in a query parameter is 400 BAD_REQUEST", async () => {
     expectError(await api.get("/api-jobs?search=a%00b"), 400, "BAD_REQUEST")
     expectError(await api.get("/api-parts?material=%00"), 400, "BAD_REQUEST")

@@ -11,7 +11,7 @@ import { renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkReferences, ensureOwned, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, isNameCandidate, validationFailed, type ValidationDetail } from "../validation.ts"
 import {
   formatNcrNumber,
   Issue,
@@ -27,8 +27,8 @@ import { type IssueStamps, IssueStore } from "./store.ts"
 type Services = CurrentTenant
 
 const ENTITY = "issue"
-/** A value that would pass the ncr_number rule (1-50 chars), so its uniqueness can be checked first. */
-const isNcrNumber = (v: unknown): v is string => typeof v === "string" && v.length >= 1 && v.length <= 50
+/** A value that would pass the ncr_number rule (1-50 storable chars), so its uniqueness can be checked first. */
+const isNcrNumber = (v: unknown): v is string => isNameCandidate(v) && v.length <= 50
 
 const profileFields = ["reported_by_id", "assigned_to_id", "resolved_by_id", "verified_by_id"] as const
 
