@@ -163,10 +163,13 @@ const valueFor = (schema: JsonSchema, depth: number, field = ""): fc.Arbitrary<u
         return fc.oneof({ arbitrary: knownId(kindOfField(field)), weight: 8 }, { arbitrary: randomUuid, weight: 1 }, { arbitrary: fc.constantFrom("not-a-uuid", "00000000-0000-0000-0000-000000000000"), weight: 1 })
       }
       const lengths = [...near(schema.minLength, 1), ...near(schema.maxLength, 40)].filter((n) => n >= 0)
+      // hostile strings here too, not only as junk: a field read before the body is validated (a number whose
+      // uniqueness is checked first, a bulk record's external key) gets them with its own name
       return fc.oneof(
         fc.constantFrom(...lengths).map((n) => "s".repeat(n)),
         fc.constantFrom("2026-11-23", "2026-02-30", "2026-11-23T08:15:00Z", "https://example.com/x", "ftp://x", "laser"),
-        fc.string({ maxLength: 12 })
+        fc.string({ maxLength: 12 }),
+        hostileString
       )
     }
     case "integer":
