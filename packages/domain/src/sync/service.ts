@@ -27,7 +27,7 @@ import { ResourceSync } from "../resources/schema.ts"
 import { checkedReferences, missingReferenceDetails, type Reference } from "../references.ts"
 import type { JsonText } from "../json.ts"
 import { sha256Hex } from "../tenants/keys.ts"
-import { type Constraint, detail, decodeInput, failIfAny, isStorableText, type Path, validationFailed } from "../validation.ts"
+import { type Constraint, detail, decodeInput, failIfAny, isNameCandidate, isStorableText, type Path, validationFailed } from "../validation.ts"
 
 export interface SyncResult {
   readonly action: SyncAction
@@ -100,8 +100,8 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
     const keyOf = (item: unknown) => {
       if (item === null || typeof item !== "object") return undefined
       const { external_id, external_source } = item as { external_id?: unknown; external_source?: unknown }
-      // a key PostgreSQL cannot store names no row (its record is refused when validated)
-      return isExternalKeyPart(external_id) && isExternalKeyPart(external_source) ? { external_id, external_source } : undefined
+      // only a key the schemas accept (1-255 storable characters) can name a row; any other is refused when validated
+      return isNameCandidate(external_id) && isNameCandidate(external_source) ? { external_id, external_source } : undefined
     }
     const keys = items.map(keyOf)
     const count = new Map<string, number>()
@@ -110,9 +110,6 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
       k === undefined || count.get(recordKey(k)) !== 1 ? undefined : { ...k, hash: await sha256Hex(JSON.stringify(items[i])) }
     ))
   })
-
-/** A string that can be part of a stored external key: looked up or noted before its record is validated. */
-const isExternalKeyPart = (v: unknown): v is string => typeof v === "string" && isStorableText(v)
 
 const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
 
@@ -512,7 +509,7 @@ export class Sync extends Context.Service<Sync, {
       const key = item !== null && typeof item === "object" ? item as { external_source?: unknown } : {}
       const externalId = externalIdOf(item)
       const reading = (tenantId: string) =>
-        compare && isExternalKeyPart(externalId) && isExternalKeyPart(key.external_source)
+        compare && isNameCandidate(externalId) && isNameCandidate(key.external_source)
           ? snapshots.read(kind, tenantId, key.external_source, externalId)
           : Effect.succeed(undefined)
       return tx.transaction(Effect.gen(function*() {
@@ -537,7 +534,7 @@ export class Sync extends Context.Service<Sync, {
         const tenant = yield* CurrentTenant
         const sources = [...new Set(items.flatMap((i) => {
           const s = i !== null && typeof i === "object" ? (i as { external_source?: unknown }).external_source : undefined
-          return isExternalKeyPart(s) && s !== "" ? [s] : []
+          return typeof s === "string" && s !== "" && isStorableText(s) ? [s] : []
         }))]
         yield* runs.record({ id: newId(), tenant_id: tenant.id, kind, external_sources: sources, ...summary })
       })
