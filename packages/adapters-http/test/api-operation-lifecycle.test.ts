@@ -180,6 +180,22 @@ describe("operation lifecycle", () => {
     expect(direct.body.data.operation.status).toBe("completed")
   })
 
+  it("PATCH status paused ends the open entries as a pause does; PATCH in_progress opens none", async () => {
+    const { ops } = await newOps()
+    await act("start", ops[0], olga)
+    await elapse(ops[0], 12)
+    const paused = await api.patch(`/api-operations?id=${ops[0]}`, { status: "paused" })
+    expect(paused.body.data.operation).toMatchObject({ status: "on_hold" })
+    expect(paused.body.data.operation.actual_time).toBeCloseTo(12, 1)
+    const [ended] = await entries(ops[0])
+    expect(ended.end_time).not.toBeNull()
+    expect(ended.duration_minutes).toBeCloseTo(12, 1)
+    const back = await api.patch(`/api-operations?id=${ops[0]}`, { status: "in_progress" })
+    expect(back.body.data.operation).toMatchObject({ status: "in_progress", paused_at: null })
+    expect(back.body.data.operation.resumed_at).not.toBeNull()
+    expect(await entries(ops[0])).toHaveLength(1)
+  })
+
   it("deleting an operation with time entries is refused (409)", async () => {
     const { ops } = await newOps()
     await act("start", ops[0], olga)

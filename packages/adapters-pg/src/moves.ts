@@ -12,9 +12,6 @@ import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
 import { ident, literal, shapeKey, statementCache, textArray } from "./sql-text.ts"
 
-/** Minutes a time entry counts: its recorded duration, or until now while it is open (spec 2.8). */
-export const ENTRY_MINUTES = "CASE WHEN e.end_time IS NULL THEN extract(epoch FROM now() - e.start_time) / 60 ELSE e.duration_minutes END"
-
 /**
  * The value a stamp or effect gives its column, over the row `t` before the change (spec 3); `base`
  * is a column's value otherwise (a PATCH may set it in the same statement).
@@ -34,10 +31,9 @@ export const stampExprs = (
       ? [["completion_percentage", "100"]]
       : e === "close_time_entries"
       // when the move ends running entries, actual_time becomes the exact sum of the operation's
-      // entries, those it ends counted to now (spec 2.8); otherwise it stays as it is
-      ? [["actual_time", `CASE WHEN EXISTS (SELECT 1 FROM time_entries e WHERE e.tenant_id = t.tenant_id AND e.operation_id = t.id AND e.end_time IS NULL)
-          THEN (SELECT coalesce(sum(${ENTRY_MINUTES}), 0) FROM time_entries e WHERE e.tenant_id = t.tenant_id AND e.operation_id = t.id)
-          ELSE ${base("actual_time")} END`]]
+      // entries, those it ends counted to now (spec 2.8); otherwise it stays as it is. Read by a
+      // VOLATILE function, so after the row lock: entries a concurrent start committed count (0026)
+      ? [["actual_time", `mes_entry_minutes(t.tenant_id, t.id, ${base("actual_time")})`]]
       : []
   )
 ]

@@ -41,15 +41,17 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
   return {
     ctes: [
       ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],
-      ["op_prev", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id
-        WHERE o.tenant_id = $1 AND o.status = ANY(${textArray(start.from)}) FOR UPDATE OF o`],
+      // every operation of the batch is locked, also those that do not move: an entry opens on each that is not
+      // completed, so a concurrent complete or pause of one either comes first (no entry then) or sees the entry
+      ["ol", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id WHERE o.tenant_id = $1 ORDER BY o.id FOR UPDATE OF o`],
+      ["op_prev", `SELECT ol.id, ol.status FROM ol WHERE ol.status = ANY(${textArray(start.from)})`],
       ["om", `UPDATE operations t SET status = ${literal(start.to)}, ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
         FROM op_prev WHERE t.tenant_id = $1 AND t.id = op_prev.id
         RETURNING t.*, operations_json(t) AS json, op_prev.status AS previous`],
       ["te_open", `INSERT INTO time_entries (tenant_id, id, operation_id, user_id, batch_id, start_time)
-        SELECT $1, mes_uuid7(), o.id, $5::uuid, m.id, now()
-        FROM m, bo JOIN operations o ON o.tenant_id = $1 AND o.id = bo.id LEFT JOIN om ON om.id = o.id
-        WHERE $5::uuid IS NOT NULL AND coalesce(om.status, o.status) <> 'completed'
+        SELECT $1, mes_uuid7(), ol.id, $5::uuid, m.id, now()
+        FROM m, ol LEFT JOIN om ON om.id = ol.id
+        WHERE $5::uuid IS NOT NULL AND coalesce(om.status, ol.status) <> 'completed'
         ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING
         RETURNING id`],
       ...rolled.ctes

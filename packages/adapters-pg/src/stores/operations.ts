@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
   type SyncAction,
+  CLOSE_TIME_ENTRIES,
   Conflict,
   INT4_MAX,
   jsonText,
@@ -49,7 +50,7 @@ const LIVE = liveCondition.operations("o")
 const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: MovePlan) => {
   const statusesWith = (effect: string) => plan.cases.filter((c) => c.effects.includes(effect)).flatMap((c) => c.from)
   const opening = statusesWith("open_time_entry")
-  const closing = statusesWith("close_time_entries")
+  const closing = statusesWith(CLOSE_TIME_ENTRIES)
   const ctes: Array<readonly [string, string]> = []
   if (opening.length > 0) {
     ctes.push(["te_open", `
@@ -58,10 +59,9 @@ const operationMove = (catalog: Catalog["Service"]): MoveAdditions => (plan: Mov
       ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING`])
   }
   if (closing.length > 0) {
+    // after m holds the operation's lock, so an entry a concurrent start committed meanwhile ends too (0026)
     ctes.push(["te_close", `
-      UPDATE time_entries e SET end_time = now(), duration_minutes = extract(epoch FROM now() - e.start_time) / 60, updated_at = now()
-      FROM m WHERE e.tenant_id = $1 AND e.operation_id = m.id AND e.end_time IS NULL AND m.previous = ANY(${textArray(closing)})
-      RETURNING e.id`])
+      SELECT mes_end_time_entries($1, ARRAY(SELECT m.id FROM m WHERE m.previous = ANY(${textArray(closing)}))) AS id`])
   }
   const rolled = rollUp(catalog, "m", "SELECT m.part_id FROM m", { completes: plan.to === "completed" })
   ctes.push(...rolled.ctes)
@@ -161,9 +161,15 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         : sql.unsafe<Operation & { _previous: string }>(
           `WITH prev AS (
              SELECT id, status FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = ANY($4::text[]) FOR UPDATE
-           )
-           UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
-           FROM prev WHERE t.tenant_id = $1 AND t.id = prev.id RETURNING t.*, prev.status AS _previous`,
+           ), mv AS (
+             UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
+             FROM prev WHERE t.tenant_id = $1 AND t.id = prev.id RETURNING t.*, prev.status AS _previous
+           )${
+            // entries a concurrent start opened on them before the lock end as well (0026)
+            (move.effects ?? []).includes(CLOSE_TIME_ENTRIES)
+              ? `, ended AS (SELECT mes_end_time_entries($1, ARRAY(SELECT id FROM mv)) AS id)
+           SELECT mv.* FROM mv, (SELECT count(*) FROM ended) e`
+              : " SELECT * FROM mv"}`,
           [tenantId, uuidArray(ids), move.to, `{${move.from.join(",")}}`]
         ).pipe(
           Effect.map((rows) => rows.map(({ _previous, ...row }) => ({ row: row as Operation, previous: _previous }))),

@@ -83,8 +83,7 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
       operationIds.length === 0
         ? Effect.succeed(0)
         : sql.unsafe<{ id: string }>(
-          `UPDATE time_entries SET end_time = now(), duration_minutes = extract(epoch FROM now() - start_time) / 60, updated_at = now()
-           WHERE tenant_id = $1 AND operation_id = ANY($2::uuid[]) AND end_time IS NULL RETURNING id`,
+          `SELECT mes_end_time_entries($1, $2::uuid[]) AS id`,
           [tenantId, uuidArray(operationIds)]
         ).pipe(Effect.map((rows) => rows.length), Effect.orDie),
     openForBatch: (tenantId, batchId) =>
