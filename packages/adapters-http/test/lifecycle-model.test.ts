@@ -12,6 +12,8 @@ import { client, type Harness, nestedJob, startServer } from "./harness.ts"
 
 const SEED = Number(process.env.MES_MODEL_SEED ?? 1)
 const RUNS = Number(process.env.MES_MODEL_RUNS ?? 40)
+/** Time for the runs (and shrinking a failure): grows with MES_MODEL_RUNS, so a long run is not cut short. */
+const LIMIT_MS = Math.max(90_000, RUNS * 1_500)
 const PARTS = 2
 const OPS_PER_PART = 2
 const OPS = PARTS * OPS_PER_PART
@@ -355,7 +357,7 @@ describe("lifecycles against a model (seed MES_MODEL_SEED)", () => {
   it("every answer and every state after job, operation and batch moves, one at a time and two at once", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 8, maxLength: 30, size: "max" }), runSteps),
-      { seed: SEED, numRuns: RUNS, endOnFailure: false, interruptAfterTimeLimit: 90_000, markInterruptAsFailure: false }
+      { seed: SEED, numRuns: RUNS, endOnFailure: false, interruptAfterTimeLimit: LIMIT_MS, markInterruptAsFailure: false }
     )
     if (process.env.MES_MODEL_VERBOSE) console.log([...seen].sort().map(([k, n]) => `${n}\t${k}`).join("\n"))
     // the steps reach both answers of every move, and pairs where the order decides
@@ -363,5 +365,5 @@ describe("lifecycles against a model (seed MES_MODEL_SEED)", () => {
       expect([...seen.keys()].filter((s) => s.startsWith(k)).map((s) => s.split(" ").at(-1)), k).toEqual(expect.arrayContaining(["200", "409"]))
     }
     expect([...seen.keys()].some((s) => s.includes(" order ")), "a pair whose two orders end apart").toBe(true)
-  }, 120_000)
+  }, LIMIT_MS + 30_000)
 })
