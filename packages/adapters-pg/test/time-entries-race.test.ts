@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Batches, Jobs, Operations, Tenants } from "@mes/domain"
+import { Batches, Jobs, Operations, Tenants, TimeEntryStore } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -79,5 +79,73 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     expect(rows.filter((r) => r.status !== "in_progress" && r.entries > 0).length).toBeGreaterThan(0)
     expect(rows.filter((r) => r.status !== "in_progress" && r.running > 0)).toEqual([])
     for (const r of rows.filter((r) => r.entries > 0 && r.running === 0)) expect(r.actual_time).toBeCloseTo(Number(r.ended ?? 0), 9)
+  })
+
+  it("actual_time recomputed after a correction counts an entry another transaction ended while it waited for the lock", async () => {
+    // a deterministic form of the race above: the ender holds the operation's row lock and ends the entry; the
+    // correction's recompute starts meanwhile, waits for the lock, and must sum what the ender committed
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Recompute race" })))
+    const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
+    const olga = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
+      return p!.id
+    }))
+    const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: "RR-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
+    const op = job.parts[0]!.operations[0]!.operation_id
+    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "start", olga)))
+    const ender = run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        // the lock as a pause takes it: by updating the operation's row
+        yield* sql`UPDATE operations SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${op}`
+        yield* Effect.sleep("400 millis")
+        yield* sql`UPDATE time_entries SET end_time = start_time + interval '5 minutes', duration_minutes = 5
+          WHERE tenant_id = ${tenant.id} AND operation_id = ${op} AND end_time IS NULL`
+      }))
+    }))
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const [recomputed] = await run(Effect.flatMap(Effect.service(TimeEntryStore), (s) => s.recomputeActualTime(tenant.id, [op])))
+    await ender
+    expect(recomputed!.actual_time).toBe(5)
+  })
+
+  it("a pause that waited for a lock taken only to add an entry counts that entry in actual_time", async () => {
+    // as batch start does for an operation already in progress: it locks the row without changing it and opens an
+    // entry; PostgreSQL then lets the waiting pause go on with what it computed before the wait
+    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Lock-only race" })))
+    const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
+    const olga = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
+      return p!.id
+    }))
+    const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: "LO-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
+    const op = job.parts[0]!.operations[0]!.operation_id
+    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "start")))
+    const opener = run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM operations WHERE tenant_id = ${tenant.id} AND id = ${op} FOR UPDATE`
+        yield* Effect.sleep("400 millis")
+        yield* sql`INSERT INTO time_entries (tenant_id, id, operation_id, user_id, start_time)
+          VALUES (${tenant.id}, gen_random_uuid(), ${op}, ${olga}, now())`
+      }))
+    }))
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "pause")))
+    await opener
+    const [row] = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ actual_time: number; ended: number; running: number }>`
+        SELECT o.actual_time, (SELECT sum(e.duration_minutes) FROM time_entries e WHERE e.operation_id = o.id) AS ended,
+          (SELECT count(*)::int FROM time_entries e WHERE e.operation_id = o.id AND e.end_time IS NULL) AS running
+        FROM operations o WHERE o.tenant_id = ${tenant.id} AND o.id = ${op}`
+    }))
+    expect(row!.running).toBe(0)
+    expect(Number(row!.ended)).toBeGreaterThan(0)
+    expect(row!.actual_time).toBeCloseTo(Number(row!.ended), 9)
   })
 })

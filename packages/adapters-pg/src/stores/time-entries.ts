@@ -106,11 +106,11 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
       operationIds.length === 0
         ? Effect.succeed([])
         : sql.unsafe<Operation>(
-          `UPDATE operations o SET actual_time = coalesce(s.minutes, 0), updated_at = now()
-           FROM unnest($2::uuid[]) AS ids (id)
-           LEFT JOIN (SELECT operation_id, sum(duration_minutes) AS minutes FROM time_entries
-                      WHERE tenant_id = $1 AND operation_id = ANY($2::uuid[]) GROUP BY operation_id) s ON s.operation_id = ids.id
-           WHERE o.tenant_id = $1 AND o.id = ids.id RETURNING o.*`,
+          // locked first, then summed by a VOLATILE function: entries a concurrent pause or complete ended while
+          // this waited for the lock count (0027; ARCHITECTURE "One statement reads with one snapshot")
+          `WITH l AS (SELECT o.id FROM operations o WHERE o.tenant_id = $1 AND o.id = ANY($2::uuid[]) ORDER BY o.id FOR UPDATE)
+           UPDATE operations o SET actual_time = mes_ended_minutes(o.tenant_id, o.id), updated_at = now()
+           FROM l WHERE o.tenant_id = $1 AND o.id = l.id RETURNING o.*`,
           [tenantId, uuidArray(operationIds)]
         ).pipe(Effect.orDie)
   })
