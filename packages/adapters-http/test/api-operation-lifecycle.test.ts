@@ -243,6 +243,33 @@ describe("/api-time-entries", () => {
     expectDetail(await api.post("/api-time-entries", { operation_id: ops[0], start_time: "yesterday" }), "start_time", "DATE_FORMAT")
   })
 
+  it("an open entry is refused (409) on an operation on hold or completed, before its references; an ended one is not", async () => {
+    const { ops } = await newOps(3)
+    await act("start", ops[0], olga)
+    await act("complete", ops[0])
+    await act("start", ops[1])
+    await act("pause", ops[1])
+    const hourAgo = new Date(Date.now() - 60 * 60_000).toISOString()
+    for (const [op, status] of [[ops[0], "completed"], [ops[1], "on_hold"]] as const) {
+      const refused = await api.post("/api-time-entries", { operation_id: op, user_id: piet, start_time: hourAgo })
+      expectError(refused, 409, "CONFLICT")
+      expect(refused.body.error.message).toContain(status)
+      // the state wins over a reference outside the tenant (409 before 422)
+      expectError(await api.post("/api-time-entries", { operation_id: op, user_id: foreignProfile, start_time: hourAgo }), 409, "CONFLICT")
+      expect((await api.post("/api-time-entries", { operation_id: op, user_id: piet, start_time: hourAgo, end_time: new Date().toISOString() })).status).toBe(201)
+    }
+    // reopening an ended entry by PATCH is the same; correcting its times is not
+    const ended = (await entries(ops[0])).find((e: any) => e.user_id === olga)
+    expectError(await api.patch(`/api-time-entries?id=${ended.id}`, { end_time: null }), 409, "CONFLICT")
+    expect((await api.get(`/api-time-entries?id=${ended.id}`)).body.data.time_entry.end_time).not.toBeNull()
+    expect((await api.patch(`/api-time-entries?id=${ended.id}`, { start_time: hourAgo })).status).toBe(200)
+    expect((await entries(ops[0])).filter((e: any) => e.end_time === null)).toEqual([])
+    const actual = (await api.get(`/api-operations?id=${ops[0]}`)).body.data.operation.actual_time
+    expect(actual).toBeCloseTo((await entries(ops[0])).reduce((sum: number, e: any) => sum + e.duration_minutes, 0), 6)
+    // not started or in progress: an open entry is fine (a resume or start with the operator keeps it, a pause ends it)
+    expect((await api.post("/api-time-entries", { operation_id: ops[2], user_id: piet, start_time: hourAgo })).status).toBe(201)
+  })
+
   it("another tenant's entry is 403", async () => {
     const { ops } = await newOps()
     const entry = (await api.post("/api-time-entries", { operation_id: ops[0], start_time: new Date().toISOString() })).body.data.time_entry

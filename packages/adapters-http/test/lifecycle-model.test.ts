@@ -4,7 +4,8 @@
 // model: each answer's HTTP status, error code and statuses; every job, operation, part and batch status; the
 // timestamps a move sets or clears; the open time entries; and, for the operations, completed_at and 100 %
 // exactly when completed, actual_time = the sum of the ended entries. Some steps send two moves at once: the two
-// answers and the state after them must be those of one of the two orders. Seeded (MES_MODEL_SEED, default 1).
+// answers and the state after them must be those of one of the two orders. Time entries made by hand (open or
+// ended) are steps too. Seeded (MES_MODEL_SEED, default 1).
 import { isDeepStrictEqual } from "node:util"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -49,6 +50,8 @@ type Move =
   | { readonly k: "batchStop"; readonly batch: number }
   | { readonly k: "batchPatch"; readonly batch: number; readonly status: "ready" | "cancelled" }
   | { readonly k: "batchAdd"; readonly batch: number; readonly ops: ReadonlyArray<number> }
+  /** POST /api-time-entries for the operator, started an hour ago; `ended`: with an end_time (now). */
+  | { readonly k: "entry"; readonly op: number; readonly user: number; readonly ended: boolean }
 type Step = Move | { readonly k: "batchCreate"; readonly ops: ReadonlyArray<number> } | { readonly k: "pair"; readonly a: Move; readonly b: Move }
 
 /** What the server should answer: the HTTP status, and the error code or the move's statuses. */
@@ -128,6 +131,15 @@ const apply = (m: Model, s: Move): { answer: Answer; next: Model } => {
       if (!ok) return { answer: refused, next: m }
       return { answer: s.k === "job" ? { status: 200, previous: current, next: to } : { status: 200 }, next: { ...m, job: stamp(m.job, to) } }
     }
+    case "entry": {
+      // an ended entry only adds minutes; an open one is refused on an operation on hold or completed, and for an
+      // operator who has one open there already (DECISIONS "Time entries")
+      if (s.ended) return { answer: { status: 201 }, next: m }
+      const key = `${s.op}:${s.user}`
+      const status = m.ops[s.op]!.status
+      if (status === "on_hold" || status === "completed" || m.open.includes(key)) return { answer: { status: 409, code: "CONFLICT" }, next: m }
+      return { answer: { status: 201 }, next: withOps(m, m.ops, [...m.open, key]) }
+    }
     default: {
       const b = m.batches[s.batch]!
       const setBatch = (status: BatchStatus, ops = b.ops) => m.batches.map((x, i) => (i === s.batch ? { status, ops } : x))
@@ -170,7 +182,8 @@ let runs = 0
 /** How often each kind of step got each status (MES_MODEL_VERBOSE prints it; the test checks the spread). */
 const seen = new Map<string, number>()
 const count = (what: string) => seen.set(what, (seen.get(what) ?? 0) + 1)
-const countMove = (s: Move, status: number) => count(`${s.k}${"action" in s ? ` ${s.action}` : ""}${"status" in s ? ` ${s.status}` : ""} ${status}`)
+const countMove = (s: Move, status: number) =>
+  count(`${s.k}${"action" in s ? ` ${s.action}` : ""}${"status" in s ? ` ${s.status}` : ""}${"ended" in s ? (s.ended ? " ended" : " open") : ""} ${status}`)
 
 /** One run's records: the job, its operations in model order, and its batches in creation order. */
 interface Run {
@@ -199,6 +212,12 @@ const request = (r: Run, s: Move) => {
     case "batchStop": return api.post(`/api-batch-lifecycle/stop?id=${r.batches[s.batch]}`)
     case "batchPatch": return api.patch(`/api-batches?id=${r.batches[s.batch]}`, { status: s.status })
     case "batchAdd": return api.post(`/api-batch-lifecycle/add-operations?id=${r.batches[s.batch]}`, { operation_ids: s.ops.map((i) => r.ops[i]) })
+    case "entry": return api.post("/api-time-entries", {
+      operation_id: r.ops[s.op],
+      user_id: users[s.user],
+      start_time: new Date(Date.now() - 3_600_000).toISOString(),
+      ...(s.ended ? { end_time: new Date().toISOString() } : {})
+    })
   }
 }
 
@@ -277,12 +296,13 @@ const someOps = fc.subarray([...Array(OPS).keys()], { minLength: 1, maxLength: 2
 const move: fc.Arbitrary<Move> = fc.oneof(
   { arbitrary: fc.record({ k: fc.constant("op" as const), op: opIndex, action: fc.constantFrom<OpAction>("start", "pause", "resume", "complete"), user, allowed }, { requiredKeys: ["k", "op", "action", "user"] }), weight: 8 },
   { arbitrary: fc.record({ k: fc.constant("opPatch" as const), op: opIndex, status: fc.constantFrom<Status | "paused">("not_started", "in_progress", "on_hold", "paused", "completed") }), weight: 3 },
-  { arbitrary: fc.record({ k: fc.constant("job" as const), action: fc.constantFrom<JobAction>("start", "stop", "resume", "complete"), allowed }, { requiredKeys: ["k", "action"] }), weight: 2 },
+  { arbitrary: fc.record({ k: fc.constant("job" as const), action: fc.constantFrom<JobAction>("start", "stop", "resume", "complete"), allowed }, { requiredKeys: ["k", "action"] }), weight: 3 },
   { arbitrary: fc.record({ k: fc.constant("jobPatch" as const), status: fc.constantFrom<Status>("not_started", "in_progress", "on_hold", "completed") }), weight: 1 },
   { arbitrary: fc.record({ k: fc.constant("batchStart" as const), batch: batchIndex, user }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("batchStop" as const), batch: batchIndex }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("batchPatch" as const), batch: batchIndex, status: fc.constantFrom("ready" as const, "cancelled" as const) }), weight: 1 },
-  { arbitrary: fc.record({ k: fc.constant("batchAdd" as const), batch: batchIndex, ops: someOps }), weight: 1 }
+  { arbitrary: fc.record({ k: fc.constant("batchAdd" as const), batch: batchIndex, ops: someOps }), weight: 1 },
+  { arbitrary: fc.record({ k: fc.constant("entry" as const), op: opIndex, user: fc.integer({ min: 0, max: USERS - 1 }), ended: fc.boolean() }), weight: 2 }
 )
 const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: move, weight: 10 },
@@ -364,6 +384,7 @@ describe("lifecycles against a model (seed MES_MODEL_SEED)", () => {
     for (const k of ["op start", "op pause", "op resume", "op complete", "job start", "batchStart", "batchStop"]) {
       expect([...seen.keys()].filter((s) => s.startsWith(k)).map((s) => s.split(" ").at(-1)), k).toEqual(expect.arrayContaining(["200", "409"]))
     }
+    expect([...seen.keys()].filter((s) => s.startsWith("entry open")).map((s) => s.split(" ").at(-1)), "entry open").toEqual(expect.arrayContaining(["201", "409"]))
     expect([...seen.keys()].some((s) => s.includes(" order ")), "a pair whose two orders end apart").toBe(true)
   }, LIMIT_MS + 30_000)
 })

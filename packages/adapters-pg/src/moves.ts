@@ -136,12 +136,15 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
       }
     }))
   )
+  // prev locks the row before anything reads what hangs on it (ARCHITECTURE 2, "One statement reads with one
+  // snapshot"), FOR NO KEY UPDATE as the UPDATE would: FOR UPDATE also waited for the key-share lock of a concurrent
+  // insert referencing the row (a time entry), which deadlocked when that insert's transaction then locked it too
   return `${head(o)}
 , prev AS (
   SELECT t.id, t.status FROM ${o.table} t
   WHERE t.tenant_id = $1 AND t.id = $2 AND t.status = ANY(${textArray(from)}) AND ${liveCondition[o.table]("t")}
     AND NOT EXISTS (SELECT 1 FROM bad)
-  FOR UPDATE OF t
+  FOR NO KEY UPDATE OF t
 )
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}

@@ -2,10 +2,12 @@
 // move that opens one, at the same time on different connections. Whichever wins the operation's row lock,
 // an operation that ends on_hold or completed has no running entry, and its actual_time is the sum of its
 // ended entries (migration 0026; found by the lifecycle model test).
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Batches, Jobs, Operations, Tenants, TimeEntryStore } from "@mes/domain"
+import { Batches, Jobs, Operations, Tenants, TimeEntries, TimeEntryStore } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -14,44 +16,68 @@ const run = useDomainApp()
 
 const ROUNDS = 15
 
+/** Exits that are neither a success nor a refusal (a defect: a deadlock would be a 500), as text. */
+const defects = (exits: ReadonlyArray<Exit.Exit<unknown, unknown>>) =>
+  exits.flatMap((e) => (Exit.isFailure(e) && Cause.hasDies(e.cause) ? [Cause.pretty(e.cause)] : []))
+
+/** A tenant of its own with an operator (Olga) and a cell; `operation` makes an operation alone on its part. */
+const scene = async (name: string) => {
+  const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name })))
+  const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
+  /** A move of a race: refused (409) when the other one won, which is fine. */
+  const race = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, Effect.exit(effect)))
+  const [olga, cell] = await run(Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
+    const [c] = yield* sql<{ id: string }>`INSERT INTO cells (tenant_id, id, name) VALUES (${tenant.id}, gen_random_uuid(), 'Saw') RETURNING id`
+    return [p!.id, c!.id] as const
+  }))
+  let n = 0
+  /** A new operation, moved first by `before` (a start by `startedBy` when given: an entry of theirs running). */
+  const operation = async (before: ReadonlyArray<"start" | "pause"> = [], startedBy?: string) => {
+    const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
+      jobs.create({ job_number: `R-${++n}`, parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
+    const id = job.parts[0]!.operations[0]!.operation_id
+    for (const action of before) await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(id, action, action === "start" ? startedBy : undefined)))
+    return id
+  }
+  return { tenant, as, race, olga, cell, operation }
+}
+
 // PGlite is one session: its statements never overlap, so only PostgreSQL can show the race
 describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency", () => {
   it("an end and an open at once never leave a running entry on a paused or completed operation", async () => {
-    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Entry race" })))
-    const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
-    /** A move of the race: refused (409) when the other one won, which is fine. */
-    const race = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, Effect.exit(effect)))
+    const { tenant, as, race, olga, cell, operation } = await scene("Entry race")
     const operations = Effect.service(Operations)
-    const [olga, cell] = await run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
-      const [c] = yield* sql<{ id: string }>`INSERT INTO cells (tenant_id, id, name) VALUES (${tenant.id}, gen_random_uuid(), 'Saw') RETURNING id`
-      return [p!.id, c!.id]
-    }))
-    let n = 0
-    /** A new operation (alone on its part), moved first by `before`. */
-    const operation = async (...before: Array<"start" | "pause">) => {
-      const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
-        jobs.create({ job_number: `ER-${++n}`, parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
-      const id = job.parts[0]!.operations[0]!.operation_id
-      for (const action of before) await as(Effect.flatMap(operations, (o) => o.transition(id, action)))
-      return id
-    }
     const ids: Array<string> = []
     for (let k = 0; k < ROUNDS; k++) {
       // start (opens) against PATCH completed, PATCH paused and, from on_hold, resume against PATCH completed
       const a = await operation()
       const b = await operation()
-      const c = await operation("start", "pause")
+      const c = await operation(["start", "pause"])
       // a batch start (opens on every unfinished operation) against a complete of one of them
-      const d = await operation("start")
+      const d = await operation(["start"])
       const batch = await as(Effect.flatMap(Effect.service(Batches), (s) => s.create({ batch_number: `EB-${k}`, cell_id: cell, operation_ids: [d] })))
       // a batch stop (completes its operations) against a resume of one of them that is on hold
       const e = await operation()
       const stopping = await as(Effect.flatMap(Effect.service(Batches), (s) => s.create({ batch_number: `ES-${k}`, cell_id: cell, operation_ids: [e] })))
       await as(Effect.flatMap(Effect.service(Batches), (s) => s.transition(stopping.id, "start", {})))
       await as(Effect.flatMap(operations, (o) => o.transition(e, "pause")))
-      await Promise.all([
+      // a batch stop (ends the batch's entries, then completes) against a PATCH completed of its operation, which
+      // locks the operation and then ends its entries: each once waited for the other (a deadlock, a 500)
+      // (six a round, the PATCH 0-5 ms after the stop, so that some land between its statements)
+      const fs: Array<{ readonly op: string; readonly batch: string }> = []
+      for (let j = 0; j < 6; j++) {
+        const op = await operation()
+        const ending = await as(Effect.flatMap(Effect.service(Batches), (s) => s.create({ batch_number: `EF-${k}-${j}`, cell_id: cell, operation_ids: [op] })))
+        await as(Effect.flatMap(Effect.service(Batches), (s) => s.transition(ending.id, "start", { operator_id: olga })))
+        fs.push({ op, batch: ending.id })
+      }
+      const exits = await Promise.all([
+        ...fs.flatMap((f, j) => [
+          race(Effect.flatMap(Effect.service(Batches), (s) => s.transition(f.batch, "stop", {}))),
+          race(Effect.flatMap(operations, (o) => Effect.andThen(Effect.sleep(`${j} millis`), o.update(f.op, { status: "completed" }))))
+        ]),
         race(Effect.flatMap(Effect.service(Batches), (s) => s.transition(stopping.id, "stop", {}))),
         race(Effect.flatMap(operations, (o) => o.transition(e, "resume", olga))),
         race(Effect.flatMap(operations, (o) => o.transition(a, "start", olga))),
@@ -63,7 +89,8 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
         race(Effect.flatMap(Effect.service(Batches), (s) => s.transition(batch.id, "start", { operator_id: olga }))),
         race(Effect.flatMap(operations, (o) => o.transition(d, "complete")))
       ])
-      ids.push(a, b, c, d, e)
+      expect(defects(exits)).toEqual([])
+      ids.push(a, b, c, d, e, ...fs.map((f) => f.op))
     }
     const rows = await run(Effect.gen(function*() {
       const sql = yield* SqlClient
@@ -81,20 +108,90 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     for (const r of rows.filter((r) => r.entries > 0 && r.running === 0)) expect(r.actual_time).toBeCloseTo(Number(r.ended ?? 0), 9)
   })
 
+  it("an entry made or corrected by hand at once with a move keeps actual_time the sum and opens nothing on a finished operation", async () => {
+    const { tenant, as, race, olga, cell, operation } = await scene("Manual entry race")
+    const operations = Effect.service(Operations)
+    const entries = Effect.service(TimeEntries)
+    /** A new operation, started by Olga (her entry running). */
+    const running = () => operation(["start"], olga)
+    const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
+    const ids: Array<string> = []
+    let refused = 0
+    for (let k = 0; k < ROUNDS; k++) {
+      // a closed entry by hand against a pause and a complete (each ends Olga's entry and sums the operation)
+      const a = await running()
+      const b = await running()
+      // an open entry by hand against a complete and a pause
+      const c = await running()
+      const d = await running()
+      // an ended entry reopened by hand against a complete
+      const e = await running()
+      const closed = await as(Effect.flatMap(entries, (t) => t.create({ operation_id: e, start_time: hourAgo(), end_time: new Date().toISOString() })))
+      // a running entry deleted, and one corrected, by hand against a pause and a complete: the move locks the
+      // operation and then ends the entry, so the correction must not take the entry first (a deadlock, a 500)
+      const f = await running()
+      const gone = await as(Effect.flatMap(entries, (t) => t.create({ operation_id: f, start_time: hourAgo() })))
+      const g = await running()
+      const fixed = await as(Effect.flatMap(entries, (t) => t.create({ operation_id: g, start_time: hourAgo() })))
+      // an ended entry by hand against a batch stop of its operation: the entry's insert holds a key-share lock on
+      // the operation (its foreign key) and its recompute then locks it; the stop locks it first, then completes it
+      const stops: Array<{ readonly op: string; readonly batch: string }> = []
+      for (let j = 0; j < 3; j++) {
+        const op = await running()
+        const batch = await as(Effect.flatMap(Effect.service(Batches), (s) => s.create({ batch_number: `MS-${k}-${j}`, cell_id: cell, operation_ids: [op] })))
+        await as(Effect.flatMap(Effect.service(Batches), (s) => s.transition(batch.id, "start", {})))
+        stops.push({ op, batch: batch.id })
+      }
+      const stopExits = Promise.all(stops.flatMap((x, j) => [
+        race(Effect.flatMap(Effect.service(Batches), (s) => s.transition(x.batch, "stop", {}))),
+        race(Effect.flatMap(entries, (t) => Effect.andThen(Effect.sleep(`${j} millis`), t.create({ operation_id: x.op, start_time: hourAgo(), end_time: new Date().toISOString() }))))
+      ]))
+      const exits = await Promise.all([
+        race(Effect.flatMap(entries, (t) => t.create({ operation_id: a, start_time: hourAgo(), end_time: new Date().toISOString() }))),
+        race(Effect.flatMap(operations, (o) => o.transition(a, "pause"))),
+        race(Effect.flatMap(entries, (t) => t.create({ operation_id: b, start_time: hourAgo(), end_time: new Date().toISOString() }))),
+        race(Effect.flatMap(operations, (o) => o.transition(b, "complete"))),
+        race(Effect.flatMap(entries, (t) => t.create({ operation_id: c, start_time: hourAgo() }))),
+        race(Effect.flatMap(operations, (o) => o.transition(c, "complete"))),
+        race(Effect.flatMap(entries, (t) => t.create({ operation_id: d, start_time: hourAgo() }))),
+        race(Effect.flatMap(operations, (o) => o.transition(d, "pause"))),
+        race(Effect.flatMap(entries, (t) => t.update(closed.id, { end_time: null }))),
+        race(Effect.flatMap(operations, (o) => o.transition(e, "complete"))),
+        race(Effect.flatMap(entries, (t) => t.remove(gone.id))),
+        race(Effect.flatMap(operations, (o) => Effect.andThen(Effect.sleep(`${k % 4} millis`), o.transition(f, "pause")))),
+        race(Effect.flatMap(entries, (t) => t.update(fixed.id, { start_time: new Date(Date.now() - 7_200_000).toISOString() }))),
+        race(Effect.flatMap(operations, (o) => Effect.andThen(Effect.sleep(`${k % 4} millis`), o.transition(g, "complete"))))
+      ])
+      expect(defects(exits)).toEqual([])
+      const stopped = await stopExits
+      expect(defects(stopped)).toEqual([])
+      expect(stopped.every((e) => e._tag === "Success")).toBe(true)
+      // every move wins (it finds its operation in_progress); only an open entry by hand may be refused
+      for (const i of [1, 3, 5, 7, 9, 10, 11, 12, 13]) expect(exits[i]!._tag).toBe("Success")
+      refused += [4, 6, 8].filter((i) => exits[i]!._tag === "Failure").length
+      ids.push(a, b, c, d, e, f, g, ...stops.map((x) => x.op))
+    }
+    const rows = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ id: string; status: string; running: number; actual_time: number; ended: number | null }>`
+        SELECT o.id, o.status, o.actual_time,
+          (SELECT count(*)::int FROM time_entries e WHERE e.tenant_id = o.tenant_id AND e.operation_id = o.id AND e.end_time IS NULL) AS running,
+          (SELECT sum(e.duration_minutes) FROM time_entries e WHERE e.tenant_id = o.tenant_id AND e.operation_id = o.id AND e.end_time IS NOT NULL) AS ended
+        FROM operations o WHERE o.tenant_id = ${tenant.id} AND o.id IN ${sql.in(ids)}`
+    }))
+    expect(rows).toHaveLength(ids.length)
+    expect(rows.filter((r) => r.status === "in_progress")).toEqual([])
+    expect(rows.filter((r) => r.running > 0)).toEqual([])
+    for (const r of rows) expect(r.actual_time).toBeCloseTo(Number(r.ended ?? 0), 9)
+    // the race happened: some open entries by hand came after the move and were refused
+    expect(refused).toBeGreaterThan(0)
+  })
+
   it("actual_time recomputed after a correction counts an entry another transaction ended while it waited for the lock", async () => {
     // a deterministic form of the race above: the ender holds the operation's row lock and ends the entry; the
     // correction's recompute starts meanwhile, waits for the lock, and must sum what the ender committed
-    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Recompute race" })))
-    const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
-    const olga = await run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
-      return p!.id
-    }))
-    const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
-      jobs.create({ job_number: "RR-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
-    const op = job.parts[0]!.operations[0]!.operation_id
-    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "start", olga)))
+    const { tenant, olga, operation } = await scene("Recompute race")
+    const op = await operation(["start"], olga)
     const ender = run(Effect.gen(function*() {
       const sql = yield* SqlClient
       yield* sql.withTransaction(Effect.gen(function*() {
@@ -114,17 +211,8 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
   it("a pause that waited for a lock taken only to add an entry counts that entry in actual_time", async () => {
     // as batch start does for an operation already in progress: it locks the row without changing it and opens an
     // entry; PostgreSQL then lets the waiting pause go on with what it computed before the wait
-    const { tenant } = await run(Effect.flatMap(Effect.service(Tenants), (t) => t.create({ name: "Lock-only race" })))
-    const as = <A, E, R>(effect: Effect.Effect<A, E, R>) => run(asTenant(tenant.id, effect))
-    const olga = await run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const [p] = yield* sql<{ id: string }>`INSERT INTO profiles (tenant_id, id, display_name) VALUES (${tenant.id}, gen_random_uuid(), 'Olga') RETURNING id`
-      return p!.id
-    }))
-    const job = await as(Effect.flatMap(Effect.service(Jobs), (jobs) =>
-      jobs.create({ job_number: "LO-1", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "a", sequence: 1 }] }] })))
-    const op = job.parts[0]!.operations[0]!.operation_id
-    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "start")))
+    const { tenant, as, olga, operation } = await scene("Lock-only race")
+    const op = await operation(["start"])
     const opener = run(Effect.gen(function*() {
       const sql = yield* SqlClient
       yield* sql.withTransaction(Effect.gen(function*() {

@@ -43,7 +43,7 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
       ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],
       // every operation of the batch is locked, also those that do not move: an entry opens on each that is not
       // completed, so a concurrent complete or pause of one either comes first (no entry then) or sees the entry
-      ["ol", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id WHERE o.tenant_id = $1 ORDER BY o.id FOR UPDATE OF o`],
+      ["ol", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id WHERE o.tenant_id = $1 ORDER BY o.id FOR NO KEY UPDATE OF o`],
       ["op_prev", `SELECT ol.id, ol.status FROM ol WHERE ol.status = ANY(${textArray(start.from)})`],
       ["om", `UPDATE operations t SET status = ${literal(start.to)}, ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
         FROM op_prev WHERE t.tenant_id = $1 AND t.id = op_prev.id

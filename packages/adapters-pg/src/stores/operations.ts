@@ -144,6 +144,13 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         })),
         mapConstraints
       ),
+    lock: (tenantId, ids) =>
+      ids.length === 0
+        ? Effect.void
+        // NO KEY UPDATE, as an UPDATE takes it: it does not wait for the key-share lock of a concurrent insert that
+        // references the operation (a time entry's foreign key)
+        : sql`SELECT o.id FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ANY(${uuidArray(ids)}::uuid[])
+              ORDER BY o.id FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.orDie),
     status: (tenantId, id) =>
       sql<{ status: OperationState }>`SELECT o.status FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
         Effect.map((rows) => rows[0]?.status),
@@ -160,7 +167,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         ? Effect.succeed([])
         : sql.unsafe<Operation & { _previous: string }>(
           `WITH prev AS (
-             SELECT id, status FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = ANY($4::text[]) FOR UPDATE
+             SELECT id, status FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = ANY($4::text[]) FOR NO KEY UPDATE
            ), mv AS (
              UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
              FROM prev WHERE t.tenant_id = $1 AND t.id = prev.id RETURNING t.*, prev.status AS _previous

@@ -107,8 +107,10 @@ export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function
         ? Effect.succeed([])
         : sql.unsafe<Operation>(
           // locked first, then summed by a VOLATILE function: entries a concurrent pause or complete ended while
-          // this waited for the lock count (0027; ARCHITECTURE "One statement reads with one snapshot")
-          `WITH l AS (SELECT o.id FROM operations o WHERE o.tenant_id = $1 AND o.id = ANY($2::uuid[]) ORDER BY o.id FOR UPDATE)
+          // this waited for the lock count (0027; ARCHITECTURE "One statement reads with one snapshot"). NO KEY
+          // UPDATE, the UPDATE's own lock: FOR UPDATE would wait for the key-share lock that a concurrent entry's
+          // insert holds on the operation (its foreign key) while that one waits for ours, a deadlock
+          `WITH l AS (SELECT o.id FROM operations o WHERE o.tenant_id = $1 AND o.id = ANY($2::uuid[]) ORDER BY o.id FOR NO KEY UPDATE)
            UPDATE operations o SET actual_time = mes_ended_minutes(o.tenant_id, o.id), updated_at = now()
            FROM l WHERE o.tenant_id = $1 AND o.id = l.id RETURNING o.*`,
           [tenantId, uuidArray(operationIds)]

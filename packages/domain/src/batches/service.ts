@@ -146,6 +146,8 @@ export class Batches extends Context.Service<Batches, {
           yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
         }
         const ids = moved.row.operation_ids
+        // the operations before their entries, in the order a move takes them (else a PATCH of one could deadlock)
+        yield* operations.lock(tenantId, ids)
         // the tracked time of the batch's entries, shared out before the operations complete
         const open = yield* timeEntries.openForBatch(tenantId, id)
         let shares: ReadonlyArray<TimeShare> = []
