@@ -264,7 +264,7 @@ export const routes = <R>(
     /** PATCH with If-Match: lock the record, compare its current ETag, then write, in one transaction. */
     const guarded = (write: Effect.Effect<ApiReply, DomainError, R | CurrentTenant>, id: string, ifMatch: string, versioned: Versioned<R>) =>
       Option.isNone(tx) ? write : tx.value.transaction(Effect.gen(function*() {
-        yield* tx.value.lockRow(versioned.table, id)
+        yield* tx.value.lockRows(versioned.table, [id])
         const current = yield* versioned.read({ query: { id }, body: undefined })
         if (!ifMatchAccepts(ifMatch, etagOf(successBytes(current.data)))) {
           return yield* new PreconditionFailed({ message: "The record changed since the version named in If-Match; read it again (GET ?id=) for its current ETag" })

@@ -21,8 +21,12 @@ export type SyncAction = "created" | "updated" | "unchanged"
 /** Wraps a multi-step write in one database transaction (nested calls are savepoints). */
 export class Tx extends Context.Service<Tx, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Locks a record until the enclosing transaction ends (If-Match: compare, then write, with no writer between). */
-  readonly lockRow: (table: ReferenceTable, id: string) => Effect.Effect<void>
+  /**
+   * Locks records (in id order, FOR NO KEY UPDATE) until the enclosing transaction ends: If-Match's compare, then
+   * write, with no writer between; and a writer that must hold records before the rows that hang on them, as a move
+   * does (an operation before its time entries; else two writers at once could deadlock; DECISIONS: time entries).
+   */
+  readonly lockRows: (table: ReferenceTable, ids: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("mes/domain/Tx") {}
 
 export type ReferenceTable =

@@ -12,7 +12,15 @@ export const TxPg = Layer.effect(Tx, Effect.gen(function*() {
   const sql = yield* SqlClient
   return Tx.of({
     transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)) as any,
-    lockRow: (table, id) => sql.unsafe(`SELECT 1 FROM ${table} WHERE id = $1 FOR UPDATE`, [id]).pipe(Effect.asVoid, Effect.orDie)
+    // NO KEY UPDATE, as an UPDATE takes it: it does not wait for the key-share lock of a concurrent insert that
+    // references the record (a time entry's foreign key), whose transaction may then want this lock too
+    lockRows: (table, ids) =>
+      ids.length === 0
+        ? Effect.void
+        : sql.unsafe(`SELECT 1 FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`, [uuidArray(ids)]).pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
   })
 }))
 

@@ -144,13 +144,6 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         })),
         mapConstraints
       ),
-    lock: (tenantId, ids) =>
-      ids.length === 0
-        ? Effect.void
-        // NO KEY UPDATE, as an UPDATE takes it: it does not wait for the key-share lock of a concurrent insert that
-        // references the operation (a time entry's foreign key)
-        : sql`SELECT o.id FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ANY(${uuidArray(ids)}::uuid[])
-              ORDER BY o.id FOR NO KEY UPDATE`.pipe(Effect.asVoid, Effect.orDie),
     status: (tenantId, id) =>
       sql<{ status: OperationState }>`SELECT o.status FROM operations o WHERE o.tenant_id = ${tenantId} AND o.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
         Effect.map((rows) => rows[0]?.status),

@@ -147,7 +147,7 @@ export class Batches extends Context.Service<Batches, {
         }
         const ids = moved.row.operation_ids
         // the operations before their entries, in the order a move takes them (else a PATCH of one could deadlock)
-        yield* operations.lock(tenantId, ids)
+        yield* tx.lockRows("operations", ids)
         // the tracked time of the batch's entries, shared out before the operations complete
         const open = yield* timeEntries.openForBatch(tenantId, id)
         let shares: ReadonlyArray<TimeShare> = []

@@ -46,12 +46,6 @@ export class OperationStore extends Context.Service<OperationStore, {
   ) => Effect.Effect<OperationMoved, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<OperationState | undefined>
   readonly getMany: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
-  /**
-   * Locks the operations (in id order) for the rest of the transaction, before it touches their time entries: a
-   * move locks the operation and then its entries, so a writer taking them the other way round could deadlock
-   * with it (DECISIONS: time entries).
-   */
-  readonly lock: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<void>
   /** A guarded move of many operations at once (batches); returns the moved rows with their previous status. */
   readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
   /** Deletes in one statement, with the owner of the id; refused (Conflict) when the operation has time entries (spec 4.3). */

@@ -65,12 +65,13 @@ export class TimeEntries extends Context.Service<TimeEntries, {
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const input = yield* decodeCreate(raw)
-          yield* checkOpen(tenant.id, input.operation_id, input.end_time == null)
+          const opens = input.end_time == null
+          yield* checkOpen(tenant.id, input.operation_id, opens)
           const refs = yield* checkReferences("time_entry", raw, [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...userRef(input.user_id)])
           yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, input.start_time, input.end_time)])
           return yield* tx.transaction(Effect.gen(function*() {
             const entry = yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id })
-            yield* recompute(tenant.id, entry.operation_id, entry.end_time == null)
+            yield* recompute(tenant.id, entry.operation_id, opens)
             return entry
           }))
         })),
@@ -87,7 +88,7 @@ export class TimeEntries extends Context.Service<TimeEntries, {
           yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, start, end)])
           return yield* tx.transaction(Effect.gen(function*() {
             // the operation before its entry, in the order a move takes them (else a pause at once could deadlock)
-            yield* operations.lock(tenant.id, [current.operation_id])
+            yield* tx.lockRows("operations", [current.operation_id])
             const entry = yield* store.update(tenant.id, id, patch)
             if (entry === undefined) return yield* new NotFound({ entity: "time entry", id })
             yield* recompute(tenant.id, entry.operation_id, entry.end_time == null && current.end_time != null)
@@ -99,7 +100,7 @@ export class TimeEntries extends Context.Service<TimeEntries, {
           const tenant = yield* CurrentTenant
           const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
           yield* tx.transaction(Effect.gen(function*() {
-            yield* operations.lock(tenant.id, [current.operation_id])
+            yield* tx.lockRows("operations", [current.operation_id])
             yield* store.remove(tenant.id, id)
             yield* recompute(tenant.id, current.operation_id, false)
           }))
