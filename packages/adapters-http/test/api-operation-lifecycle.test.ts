@@ -270,6 +270,59 @@ describe("/api-time-entries", () => {
     expect((await api.post("/api-time-entries", { operation_id: ops[2], user_id: piet, start_time: hourAgo })).status).toBe(201)
   })
 
+  it("a write by hand answers 404/403, then 409, then 422 (references before times); a refusal changes nothing", async () => {
+    const { ops } = await newOps()
+    const start = "2026-11-02T08:00:00Z"
+    const entry = (await api.post("/api-time-entries", { operation_id: ops[0], user_id: olga, start_time: start, end_time: "2026-11-02T08:30:00Z" }))
+      .body.data.time_entry
+    const state = async () => ({
+      entries: await entries(ops[0]),
+      actual: (await api.get(`/api-operations?id=${ops[0]}`)).body.data.operation.actual_time
+    })
+    const before = await state()
+    expect(before.actual).toBeCloseTo(30, 6)
+
+    // the owner before the body: an unknown entry is 404, another tenant's 403, whatever the body says
+    expectError(await api.patch("/api-time-entries?id=00000000-0000-4000-8000-000000000000", { start_time: "yesterday" }), 404, "NOT_FOUND")
+    expectError(await other.patch(`/api-time-entries?id=${entry.id}`, { start_time: "yesterday" }), 403, "FORBIDDEN")
+    expectError(await api.delete("/api-time-entries?id=00000000-0000-4000-8000-000000000000"), 404, "NOT_FOUND")
+    expectDetail(await api.patch(`/api-time-entries?id=${entry.id}`, { start_time: "yesterday" }), "start_time", "DATE_FORMAT")
+
+    // end before start, against the entry's stored time when the body gives only the other
+    expectDetail(await api.patch(`/api-time-entries?id=${entry.id}`, { end_time: "2026-11-02T07:59:59Z" }), "end_time", "MIN_VALUE")
+    expectDetail(await api.patch(`/api-time-entries?id=${entry.id}`, { start_time: "2026-11-02T08:31:00Z" }), "end_time", "MIN_VALUE")
+    // a reference outside the tenant and an end before the start: both details, the reference first
+    const both = await api.patch(`/api-time-entries?id=${entry.id}`, { user_id: foreignProfile, end_time: "2026-11-02T07:00:00Z" })
+    expectError(both, 422, "VALIDATION_ERROR")
+    expect(both.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["user_id", "FK_CONSTRAINT"], ["end_time", "MIN_VALUE"]])
+    // finer than a millisecond, as PostgreSQL keeps times (this was a 500: the table's check refused what the API let through)
+    expectDetail(
+      await api.post("/api-time-entries", { operation_id: ops[0], start_time: "2026-11-02T09:00:00.0005Z", end_time: "2026-11-02T09:00:00.0001Z" }),
+      "end_time",
+      "MIN_VALUE"
+    )
+    expectDetail(await api.patch(`/api-time-entries?id=${entry.id}`, { start_time: "2026-11-02T08:00:00.0005Z", end_time: "2026-11-02T08:00:00.0001Z" }), "end_time", "MIN_VALUE")
+    expect(await state()).toEqual(before)
+
+    // the operation completed: reopening is 409 even with a foreign user_id (409 before 422)
+    await act("start", ops[0])
+    await act("complete", ops[0])
+    const completed = await state()
+    expectError(await api.patch(`/api-time-entries?id=${entry.id}`, { end_time: null, user_id: foreignProfile }), 409, "CONFLICT")
+    expect(await state()).toEqual(completed)
+
+    // a correction and a delete set actual_time from the entries that are left
+    const second = (await api.post("/api-time-entries", { operation_id: ops[0], start_time: "2026-11-02T10:00:00Z", end_time: "2026-11-02T10:15:00Z" }))
+      .body.data.time_entry
+    expect((await state()).actual).toBeCloseTo(45, 6)
+    expect((await api.patch(`/api-time-entries?id=${entry.id}`, { start_time: "2026-11-02T08:20:00Z" })).body.data.time_entry.duration_minutes)
+      .toBeCloseTo(10, 6)
+    expect((await state()).actual).toBeCloseTo(25, 6)
+    expect((await api.delete(`/api-time-entries?id=${second.id}`)).status).toBe(200)
+    expect((await state()).actual).toBeCloseTo(10, 6)
+    expectError(await api.delete(`/api-time-entries?id=${second.id}`), 404, "NOT_FOUND")
+  })
+
   it("another tenant's entry is 403", async () => {
     const { ops } = await newOps()
     const entry = (await api.post("/api-time-entries", { operation_id: ops[0], start_time: new Date().toISOString() })).body.data.time_entry

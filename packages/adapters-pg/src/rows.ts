@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { givenKeys, ident } from "./sql-text.ts"
+import { arrayParam, givenKeys, ident } from "./sql-text.ts"
 
 export type Defaults = Readonly<Record<string, string>>
 
@@ -106,7 +106,7 @@ export const moveRow = <T extends object>(
        FROM prev, jsonb_populate_record(null::${ident(table)}, $5::jsonb) r
        WHERE t.tenant_id = $1 AND t.id = prev.id
        RETURNING t.*, prev.status AS _previous`,
-      [tenantId, id, `{${move.from.join(",")}}`, move.to, JSON.stringify(changes)]
+      [tenantId, id, arrayParam(move.from), move.to, JSON.stringify(changes)]
     )
     const first = rows[0]
     if (first === undefined) return undefined

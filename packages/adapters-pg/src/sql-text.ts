@@ -13,6 +13,9 @@ export const literal = (s: string) => `'${s.replace(/'/g, "''")}'`
 /** A text[] constant (statuses of a guard). */
 export const textArray = (items: ReadonlyArray<string>) => `ARRAY[${items.map(literal).join(", ")}]::text[]`
 
+/** A PostgreSQL array literal for an array parameter (`{a,b}`) of items that need no quoting: ids, statuses. */
+export const arrayParam = (items: ReadonlyArray<string>) => `{${items.join(",")}}`
+
 /** The keys that hold a value (not undefined) in any of `rows`, in the order first seen. */
 export const givenKeys = (rows: ReadonlyArray<object>): Array<string> => {
   const keys = new Set<string>()

@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { References, type ReferenceTable, Tx } from "@mes/domain"
 import { liveCondition } from "../json.ts"
+import { arrayParam } from "../sql-text.ts"
 
 /** `%text%` for ILIKE with the pattern characters of the input escaped. */
 export const contains = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -29,7 +30,7 @@ const ownerSql = (table: ReferenceTable) =>
   `SELECT t.id, t.tenant_id FROM ${table} t WHERE t.id = ANY($1::uuid[]) AND ${liveCondition[table]("t")}`
 
 /** PostgreSQL array literal for a uuid[] parameter (ids are validated UUIDs). */
-export const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
+export const uuidArray = arrayParam
 
 export const ReferencesPg = Layer.effect(References, Effect.gen(function*() {
   const sql = yield* SqlClient

@@ -26,7 +26,7 @@ import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { syncOperationStatement } from "./sync.ts"
-import { shapeKey, statementCache, textArray } from "../sql-text.ts"
+import { arrayParam, shapeKey, statementCache, textArray } from "../sql-text.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -170,7 +170,7 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
               ? `, ended AS (SELECT mes_end_time_entries($1, ARRAY(SELECT id FROM mv)) AS id)
            SELECT mv.* FROM mv, (SELECT count(*) FROM ended) e`
               : " SELECT * FROM mv"}`,
-          [tenantId, uuidArray(ids), move.to, `{${move.from.join(",")}}`]
+          [tenantId, uuidArray(ids), move.to, arrayParam(move.from)]
         ).pipe(
           Effect.map((rows) => rows.map(({ _previous, ...row }) => ({ row: row as Operation, previous: _previous }))),
           Effect.orDie

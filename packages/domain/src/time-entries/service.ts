@@ -1,36 +1,47 @@
 // Time entries by hand (DECISIONS: records): list, read, create, correct and delete; every change
-// recomputes the operation's actual_time in the same transaction.
+// sets the operation's actual_time again in the same statement.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BadRequest, Conflict, type Forbidden, NotFound, type ValidationFailed } from "../errors.ts"
-import { findOwned, readOwned } from "../crud.ts"
+import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { OperationStore } from "../operations/store.ts"
-import { checkReferences, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference, referenceDetail } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, validationFailed } from "../validation.ts"
 import { TimeEntry, TimeEntryCreate, timeEntryListSpec, TimeEntryPatch } from "./schema.ts"
-import { TimeEntryStore } from "./store.ts"
+import { type EntryWrite, TimeEntryStore } from "./store.ts"
 
 type Services = CurrentTenant
 
-// stored times come back from the driver as Date, input times as ISO strings
-const endBeforeStart = (input: unknown, start: string | Date, end: string | Date | null | undefined): Array<ValidationDetail> =>
-  end != null && new Date(end).getTime() < new Date(start).getTime()
-    ? [detail("time_entry", input, ["end_time"], "MIN_VALUE", "end_time must not be before start_time")]
-    : []
+const ROOT = "time_entry"
+
+/** The detail of an end_time before its start_time (the store compares them, a correction's over the entry's). */
+const backwardsDetail = (input: unknown): ValidationDetail =>
+  detail(ROOT, input, ["end_time"], "MIN_VALUE", "end_time must not be before start_time")
 
 /**
  * An open entry (no end_time) is refused on an operation that is on hold or completed: no move would end it, and
- * such an operation has no running entry (DECISIONS: time entries). Checked before the references (409 before 422)
- * and again after the operation's row lock, in the transaction.
+ * such an operation has no running entry (DECISIONS: time entries). The store checks it after the operation's row
+ * lock, in the write's statement, and says so before the references (409 before 422).
  */
-const refuseOpenOn = (operationId: string, status: string | undefined) =>
-  status === "on_hold" || status === "completed"
-    ? Effect.fail(new Conflict({ message: `operation ${operationId} is ${status}: a time entry on it needs an end_time`, field: "end_time" }))
-    : Effect.void
+const CLOSED_TO_OPEN_ENTRIES = ["on_hold", "completed"]
+
+/**
+ * The answer to a write by hand, once its owner passed (404 / 403), in the spec's order (7.4): 409 (an open entry on
+ * an operation on hold or completed), then 422 (references, end before start); `gone` when the statement refused
+ * nothing and wrote nothing.
+ */
+const answer = <E>(input: unknown, refs: ReadonlyArray<Reference>, w: EntryWrite, gone: Effect.Effect<never, E>) =>
+  Effect.gen(function*() {
+    if (w.entry !== undefined) return w.entry
+    if (w.opens && w.status !== undefined && CLOSED_TO_OPEN_ENTRIES.includes(w.status)) {
+      return yield* new Conflict({ message: `operation ${w.operationId} is ${w.status}: a time entry on it needs an end_time`, field: "end_time" })
+    }
+    yield* failIfAny(ROOT, [...missingReferenceDetails(ROOT, input, refs, w.missingRefs), ...(w.backwards ? [backwardsDetail(input)] : [])])
+    return yield* gone
+  })
 
 export class TimeEntries extends Context.Service<TimeEntries, {
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<TimeEntry>, BadRequest | ValidationFailed, Services>
@@ -42,69 +53,44 @@ export class TimeEntries extends Context.Service<TimeEntries, {
 }>()("mes/domain/TimeEntries") {
   static readonly layer = Layer.effect(TimeEntries, Effect.gen(function*() {
     const store = yield* TimeEntryStore
-    const operations = yield* OperationStore
     const references = yield* References
-    const tx = yield* Tx
     const withRefs = Effect.provideService(References, references)
-    const decodeCreate = decodeInput(TimeEntryCreate, "time_entry", { record: TimeEntry })
-    const decodePatch = decodePatchInput(TimeEntryPatch, "time_entry")
+    const decodeCreate = decodeInput(TimeEntryCreate, ROOT, { record: TimeEntry })
+    const decodePatch = decodePatchInput(TimeEntryPatch, ROOT)
     const userRef = (user: string | null | undefined): Array<Reference> =>
       user == null ? [] : [{ table: "profiles", id: user, path: ["user_id"] }]
-    /** actual_time again after a change; with `opened` (the change left an entry open) the rule above, after the lock. */
-    const recompute = (tenantId: string, operationId: string, opened: boolean) =>
-      store.recomputeActualTime(tenantId, [operationId]).pipe(
-        Effect.flatMap(([operation]) => opened ? refuseOpenOn(operationId, operation?.status) : Effect.void)
-      )
-    const checkOpen = (tenantId: string, operationId: string, opened: boolean) =>
-      opened ? Effect.flatMap(operations.status(tenantId, operationId), (status) => refuseOpenOn(operationId, status)) : Effect.void
+    const plan = (refs: ReadonlyArray<Reference>) => ({ refs: checkedReferences(refs), closedTo: CLOSED_TO_OPEN_ENTRIES })
 
     return TimeEntries.of({
       list: listWith(timeEntryListSpec, store.list),
       get: (id) => readOwned("time_entries", id, (tenantId) => store.read(tenantId, id)),
       create: (raw) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const input = yield* decodeCreate(raw)
-          const opens = input.end_time == null
-          yield* checkOpen(tenant.id, input.operation_id, opens)
-          const refs = yield* checkReferences("time_entry", raw, [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...userRef(input.user_id)])
-          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, input.start_time, input.end_time)])
-          return yield* tx.transaction(Effect.gen(function*() {
-            const entry = yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id })
-            yield* recompute(tenant.id, entry.operation_id, opens)
-            return entry
-          }))
-        })),
+          const operation: Reference = { table: "operations", id: input.operation_id, path: ["operation_id"] }
+          const refs = [operation, ...userRef(input.user_id)]
+          const written = yield* store.create(tenant.id, { ...input, id: newId() }, plan(refs))
+          // nothing refused and nothing written: the operation went away before its lock
+          return yield* answer(raw, refs, written, validationFailed(ROOT, [referenceDetail(ROOT, raw, operation)]))
+        }),
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          // 403/404 before 422: the owner check (and the current times) come first
-          const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
-          const patch = yield* decodePatch(raw)
-          const start = patch.start_time ?? current.start_time
-          const end = patch.end_time === undefined ? current.end_time : patch.end_time
-          yield* checkOpen(tenant.id, current.operation_id, end == null && current.end_time != null)
-          const refs = yield* checkReferences("time_entry", raw, userRef(patch.user_id))
-          yield* failIfAny("time_entry", [...refs, ...endBeforeStart(raw, start, end)])
-          return yield* tx.transaction(Effect.gen(function*() {
-            // the operation before its entry, in the order a move takes them (else a pause at once could deadlock)
-            yield* tx.lockRows("operations", [current.operation_id])
-            const entry = yield* store.update(tenant.id, id, patch)
-            if (entry === undefined) return yield* new NotFound({ entity: "time entry", id })
-            yield* recompute(tenant.id, entry.operation_id, entry.end_time == null && current.end_time != null)
-            return entry
-          }))
+          // 403/404 before 422: an input the schema refuses waits for the owner check
+          const patch = yield* decodePatch(raw).pipe(
+            Effect.catchTag("ValidationFailed", (e) => Effect.andThen(ensureOwned("time_entries", id), Effect.fail(e)))
+          )
+          const refs = userRef(patch.user_id)
+          const written = yield* store.correct(tenant.id, id, patch, plan(refs))
+          yield* checkOwner("time_entries", id, written.owner)
+          return yield* answer(raw, refs, written, new NotFound({ entity: "time entry", id }))
         })),
       remove: (id) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const current = yield* findOwned("time_entries", "time entry", id, (tenantId) => store.get(tenantId, id))
-          yield* tx.transaction(Effect.gen(function*() {
-            yield* tx.lockRows("operations", [current.operation_id])
-            yield* store.remove(tenant.id, id)
-            yield* recompute(tenant.id, current.operation_id, false)
-          }))
-        }))
+          yield* checkOwner("time_entries", id, yield* store.remove(tenant.id, id))
+        })
     })
   }))
 }
