@@ -7,7 +7,7 @@
 //   pnpm bench --scenario webhooks --rounds 3 --wait-idle 60 --webhook-poll default,50ms --label webhooks
 //
 // Options: --db pglite|postgres|all
-//   --scenario create|list|lifecycle|webhook-throughput|webhook-lag|webhooks|all (default create,list;
+//   --scenario create|list|lifecycle|time-entry|webhook-throughput|webhook-lag|webhooks|all (default create,list;
 //     webhooks = both webhook scenarios; all = every scenario)
 //   --duration 10  --warmup 2  --connections 10  --rounds 1 (db order alternates A B / B A)
 //   --seed 200  --lifecycle-rate 600  --wait-idle 0
@@ -48,9 +48,10 @@ import { create } from "./scenarios/create.ts"
 import { lifecycle } from "./scenarios/lifecycle.ts"
 import { list } from "./scenarios/list.ts"
 import { type RunResult, runLoad } from "./scenarios/load.ts"
+import { timeEntry } from "./scenarios/time-entry.ts"
 import { runWebhooks, type WebhookRun } from "./scenarios/webhooks.ts"
 
-const loadScenarios = { create, list, lifecycle }
+const loadScenarios = { create, list, lifecycle, "time-entry": timeEntry }
 
 // per run: its phases plus 300 s of setup and checks; webhook runs may also wait up to 240 s for deliveries
 const budgetMs = rounds * dbs.length * cases.reduce((a, c) => a + duration + warmup + waitIdle + 300 + (isWebhook(c.scenario) ? 240 : 0), 0) * 1000

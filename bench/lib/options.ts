@@ -46,7 +46,7 @@ const int = (name: string, raw: string, min: number, max: number) => {
 }
 
 export type DbKind = "pglite" | "postgres"
-export type LoadScenarioName = "create" | "list" | "lifecycle"
+export type LoadScenarioName = "create" | "list" | "lifecycle" | "time-entry"
 export type WebhookScenario = "webhook-throughput" | "webhook-lag"
 export type Scenario = LoadScenarioName | WebhookScenario
 export const isWebhook = (s: Scenario): s is WebhookScenario => s === "webhook-throughput" || s === "webhook-lag"
@@ -54,7 +54,7 @@ export const dbs = list<DbKind>(opt.db!, ["pglite", "postgres"], "db")
 // `webhooks` stands for both webhook scenarios
 export const scenarios = [...new Set(list<Scenario>(
   opt.scenario!.split(",").flatMap((s) => (s.trim() === "webhooks" ? ["webhook-throughput", "webhook-lag"] : [s])).join(","),
-  ["create", "list", "lifecycle", "webhook-throughput", "webhook-lag"],
+  ["create", "list", "lifecycle", "time-entry", "webhook-throughput", "webhook-lag"],
   "scenario"
 ))]
 export const duration = int("duration", opt.duration!, 1, 600)

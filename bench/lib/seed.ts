@@ -53,3 +53,15 @@ export const seed = async (server: Server, n: number, collect = false) => {
   await Promise.all(Array.from({ length: 4 }, worker))
   return ops
 }
+
+/** Creates `n` operators (profiles) and returns their ids. */
+export const seedOperators = async (server: Server, n: number) => {
+  const operators: Array<string> = []
+  for (let i = 1; i <= n; i++) {
+    const r = await http(server, "POST", "/api-profiles", { display_name: `Op ${i}` })
+    const id = r.status === 201 ? r.json().data?.profile?.id : undefined
+    if (typeof id !== "string") throw new Error(`POST /api-profiles answered ${r.status}: ${r.text.slice(0, 500)}`)
+    operators.push(id)
+  }
+  return operators
+}

@@ -3,7 +3,7 @@
 import type autocannon from "autocannon"
 import { connections, duration, lifecycleRate, seedJobs, warmup } from "../lib/options.ts"
 import { http, type Server } from "../lib/server-process.ts"
-import { OPS, PARTS, seed } from "../lib/seed.ts"
+import { OPS, PARTS, seed, seedOperators } from "../lib/seed.ts"
 import { type Cycle, type LifecyclePhase, lifecyclePhase, opQueue, pathOf, type Step, STEPS } from "./lifecycle-ops.ts"
 import { lifecycleResult, verifyCycle } from "./lifecycle-verify.ts"
 import type { LoadScenario, PhaseContext } from "./load.ts"
@@ -107,13 +107,7 @@ const checkCycle = async (srv: Server, cycle: Cycle) => {
 export const lifecycle: LoadScenario = {
   jobs: lifecycleJobs(),
   seed: async (srv) => {
-    const operators: Array<string> = []
-    for (let i = 1; i <= OPERATORS; i++) {
-      const r = await http(srv, "POST", "/api-profiles", { display_name: `Op ${i}` })
-      const id = r.status === 201 ? r.json().data?.profile?.id : undefined
-      if (typeof id !== "string") throw new Error(`POST /api-profiles answered ${r.status}: ${r.text.slice(0, 500)}`)
-      operators.push(id)
-    }
+    const operators = await seedOperators(srv, OPERATORS)
     const queue = opQueue(await seed(srv, lifecycle.jobs, true), operators)
     const phases = { warmup: lifecyclePhase(queue), measured: lifecyclePhase(queue) }
     return {
