@@ -61,6 +61,13 @@ export interface WriteOptions {
   readonly moreEvents?: ReadonlyArray<EventSource>
   /** Further SET clauses of a PATCH over `t` (before) and `r` (the changes), e.g. a stamp that follows a flag. */
   readonly patchSets?: (changes: Readonly<Record<string, unknown>>) => ReadonlyArray<string>
+  /**
+   * A PATCH whose events depend on the record before it: the row is locked first (`prev`, as a move's) and this
+   * column's value before the write, as text, is the answer's `previous`; the PATCH's events are appended only where
+   * `eventsWhen` (over `m`, e.g. `m.previous = 'false'`) holds. A concurrent PATCH waits for the lock and then sees
+   * this one's result, so an event on a change is written once.
+   */
+  readonly previous?: { readonly column: string; readonly eventsWhen: string }
 }
 
 /** What a store adds to a move statement for a given plan (its effects' CTEs, events, answer values). */
@@ -85,15 +92,26 @@ WITH ow AS (SELECT t.tenant_id, ${o.columns.some((c) => c.name === "status") ? "
  */
 export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<MovePlan["cases"][number]["events"][number]> }) => {
   const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
-  return `${head(o)}
+  const live = `${liveCondition[o.table]("t")} AND NOT EXISTS (SELECT 1 FROM bad)`
+  const write = o.previous === undefined
+    ? `
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}
   FROM jsonb_populate_record(null::${o.table}, $3::jsonb) r
-  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} AND NOT EXISTS (SELECT 1 FROM bad)
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${live}
   RETURNING t.*, ${recordJson(o.table, "t")} AS json, NULL::text AS previous
-)${finish(o, o.events.map((event) => ({
+)`
+    : `
+, prev AS (SELECT t.id, t.${ident(o.previous.column)}::text AS previous FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live} FOR NO KEY UPDATE OF t)
+, m AS (
+  UPDATE ${o.table} t SET ${sets.join(", ")}
+  FROM prev, jsonb_populate_record(null::${o.table}, $3::jsonb) r
+  WHERE t.tenant_id = $1 AND t.id = prev.id
+  RETURNING t.*, ${recordJson(o.table, "t")} AS json, prev.previous
+)`
+  return `${head(o)}${write}${finish(o, o.events.map((event) => ({
     event,
-    from: "m",
+    from: o.previous === undefined ? "m" : `m WHERE ${o.previous.eventsWhen}`,
     payload: { field: fieldOf(o.columns, "m"), record: "m.json", extra: o.extra ?? [] }
   })))}`
 }

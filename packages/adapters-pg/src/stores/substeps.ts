@@ -1,9 +1,10 @@
 // Substeps (spec 4.8): plain CRUD under the operation; completed_at follows completed in the same
-// statement, and substeps of a soft-deleted job are hidden like its parts and operations.
+// statement, a PATCH that completes a step writes step.completed in it too, and substeps of a soft-deleted job are
+// hidden like its parts and operations.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type Substep, SubstepStore } from "@mes/domain"
+import { moveEvent, type Substep, SubstepStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
 import { insertRows } from "../rows.ts"
 import { Catalog } from "../catalog.ts"
@@ -27,8 +28,11 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
     table: "substeps",
     columns: (yield* Catalog).columns("substeps"),
     refTables: ["operations"],
-    patchSets: (changes) => (changes.completed === undefined ? [] : [completedAtSet])
+    patchSets: (changes) => (changes.completed === undefined ? [] : [completedAtSet]),
+    // step.completed once, when a PATCH completes a step that was not (spec 6)
+    previous: { column: "completed", eventsWhen: "m.previous = 'false'" }
   })
+  const completedEvents = [moveEvent("step.completed", false)]
   return SubstepStore.of({
     insert: (row) =>
       insertRows<Substep>(sql, "substeps", [{ ...row, completed_at: null }], insertDefaults).pipe(
@@ -43,18 +47,14 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
       if (f.completed !== undefined) where.push(sql`s.completed = ${f.completed as boolean}`)
       return listPage<Substep>(sql, { table: "substeps", alias: "s", where, sort: substepSort, query: q })
     },
-    lock: (tenantId, id) =>
-      sql<{ completed: boolean }>`SELECT completed FROM substeps WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`.pipe(
-        Effect.map((rows) => rows[0]?.completed),
-        Effect.orDie
-      ),
     read: (tenantId, id) => readOwned<Substep>(sql, "substeps", tenantId, id),
     get: (tenantId, id) =>
       sql<Substep>`SELECT s.* FROM substeps s WHERE s.tenant_id = ${tenantId} AND s.id = ${id} AND ${sql.literal(live("s"))}`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs) =>
+      writes.patch(tenantId, id, changes, changes.completed === true ? completedEvents : [], refs).pipe(mapConstraints),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     // substeps have no field unique per tenant
     taken: () => Effect.succeed(false)

@@ -10,13 +10,12 @@ import { Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./schema.
 /**
  * Plain CRUD storage, plus: `completed_at` follows `completed` in the same statement. An insert or
  * update with `completed: true` stamps now() (an update keeps the first stamp when the substep was
- * already completed), `completed: false` clears it. Substeps of a soft-deleted job are absent from
- * list, get, update and remove. No unique field: `taken` is always false.
+ * already completed), `completed: false` clears it. A patch with `completed: true` writes step.completed in the
+ * same statement when the step was not completed, read after its row lock, so concurrent patches write it once.
+ * Substeps of a soft-deleted job are absent from list, get, update and remove. No unique field: `taken` is always
+ * false.
  */
-export class SubstepStore extends Context.Service<SubstepStore, CrudStore<Substep> & {
-  /** Locks the row for the rest of the transaction and returns whether it is completed. */
-  readonly lock: (tenantId: string, id: string) => Effect.Effect<boolean | undefined>
-}>()("mes/domain/SubstepStore") {}
+export class SubstepStore extends Context.Service<SubstepStore, CrudStore<Substep>>()("mes/domain/SubstepStore") {}
 
 /** The operation must be the caller's tenant's (422 FK_CONSTRAINT otherwise, DECISIONS). */
 export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/domain/Substeps") {
@@ -43,17 +42,6 @@ export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/do
           const substep = yield* crud.create(input)
           yield* emit([stepEvent("step.added", substep)])
           return substep
-        })),
-      // step.completed once, when a PATCH completes a step that was not: the row lock makes a
-      // concurrent second PATCH see it completed
-      update: (id, input) =>
-        tx.transaction(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          const wasCompleted = yield* store.lock(tenant.id, id)
-          const updated = yield* crud.update(id, input)
-          const substep = updated.parse()
-          if (wasCompleted === false && substep.completed) yield* emit([stepEvent("step.completed", substep)])
-          return updated
         }))
     })
   }))
