@@ -87,28 +87,41 @@ WITH ow AS (SELECT t.tenant_id, ${o.columns.some((c) => c.name === "status") ? "
     , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [])})`
 
 /**
- * PATCH as one statement: the row of the tenant takes `changes` (unless a reference is missing),
- * and `events` are appended from the updated row.
+ * The row of the tenant locked first (`prev`), then updated with `sets` (`m`, whose `previous` is the expression
+ * `previous` over the row before the write); `guard` is a further condition on that row. prev locks the row before
+ * anything reads what hangs on it (ARCHITECTURE 2, "One statement reads with one snapshot"), FOR NO KEY UPDATE as the
+ * UPDATE would: FOR UPDATE also waited for the key-share lock of a concurrent insert referencing the row (a time
+ * entry), which deadlocked when that insert's transaction then locked it too.
  */
-export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<MovePlan["cases"][number]["events"][number]> }) => {
-  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
-  const live = `${liveCondition[o.table]("t")} AND NOT EXISTS (SELECT 1 FROM bad)`
-  const write = o.previous === undefined
-    ? `
-, m AS (
-  UPDATE ${o.table} t SET ${sets.join(", ")}
-  FROM jsonb_populate_record(null::${o.table}, $3::jsonb) r
-  WHERE t.tenant_id = $1 AND t.id = $2 AND ${live}
-  RETURNING t.*, ${recordJson(o.table, "t")} AS json, NULL::text AS previous
-)`
-    : `
-, prev AS (SELECT t.id, t.${ident(o.previous.column)}::text AS previous FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${live} FOR NO KEY UPDATE OF t)
+const lockThenUpdate = (o: WriteOptions, sets: ReadonlyArray<string>, previous: string, guard = "true") => `
+, prev AS (
+  SELECT t.id, ${previous} AS previous FROM ${o.table} t
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${guard} AND ${liveCondition[o.table]("t")}
+    AND NOT EXISTS (SELECT 1 FROM bad)
+  FOR NO KEY UPDATE OF t
+)
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}
   FROM prev, jsonb_populate_record(null::${o.table}, $3::jsonb) r
   WHERE t.tenant_id = $1 AND t.id = prev.id
   RETURNING t.*, ${recordJson(o.table, "t")} AS json, prev.previous
 )`
+
+/**
+ * PATCH as one statement: the row of the tenant takes `changes` (unless a reference is missing),
+ * and `events` are appended from the updated row.
+ */
+export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<MovePlan["cases"][number]["events"][number]> }) => {
+  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
+  const write = o.previous === undefined
+    ? `
+, m AS (
+  UPDATE ${o.table} t SET ${sets.join(", ")}
+  FROM jsonb_populate_record(null::${o.table}, $3::jsonb) r
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} AND NOT EXISTS (SELECT 1 FROM bad)
+  RETURNING t.*, ${recordJson(o.table, "t")} AS json, NULL::text AS previous
+)`
+    : lockThenUpdate(o, sets, `t.${ident(o.previous.column)}::text`)
   return `${head(o)}${write}${finish(o, o.events.map((event) => ({
     event,
     from: o.previous === undefined ? "m" : `m WHERE ${o.previous.eventsWhen}`,
@@ -138,7 +151,7 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
     ...[...stamped].map(([col, byCase]) =>
       byCase.length === 1 && byCase[0]![0].length === from.length
         ? `${ident(col)} = ${byCase[0]![1]}`
-        : `${ident(col)} = CASE ${byCase.map(([statuses, expr]) => `WHEN prev.status = ANY(${textArray(statuses)}) THEN ${expr}`).join(" ")} ELSE ${base(col)} END`
+        : `${ident(col)} = CASE ${byCase.map(([statuses, expr]) => `WHEN prev.previous = ANY(${textArray(statuses)}) THEN ${expr}`).join(" ")} ELSE ${base(col)} END`
     ),
     "updated_at = now()"
   ]
@@ -154,22 +167,7 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
       }
     }))
   )
-  // prev locks the row before anything reads what hangs on it (ARCHITECTURE 2, "One statement reads with one
-  // snapshot"), FOR NO KEY UPDATE as the UPDATE would: FOR UPDATE also waited for the key-share lock of a concurrent
-  // insert referencing the row (a time entry), which deadlocked when that insert's transaction then locked it too
-  return `${head(o)}
-, prev AS (
-  SELECT t.id, t.status FROM ${o.table} t
-  WHERE t.tenant_id = $1 AND t.id = $2 AND t.status = ANY(${textArray(from)}) AND ${liveCondition[o.table]("t")}
-    AND NOT EXISTS (SELECT 1 FROM bad)
-  FOR NO KEY UPDATE OF t
-)
-, m AS (
-  UPDATE ${o.table} t SET ${sets.join(", ")}
-  FROM prev, jsonb_populate_record(null::${o.table}, $3::jsonb) r
-  WHERE t.tenant_id = $1 AND t.id = prev.id
-  RETURNING t.*, ${recordJson(o.table, "t")} AS json, prev.status AS previous
-)${finish(o, events)}`
+  return `${head(o)}${lockThenUpdate(o, sets, "t.status", `t.status = ANY(${textArray(from)})`)}${finish(o, events)}`
 }
 
 export interface WriteRow {
