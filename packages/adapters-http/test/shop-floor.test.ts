@@ -172,6 +172,30 @@ describe("/api-assignments", () => {
     expect((await api.get("/api-assignments")).body.data.pagination.total).toBe(before)
   })
 
+  it("a create's references are checked in its statement: another tenant's or unknown records are 422 each, nothing written, no event", async () => {
+    const theirs = {
+      profile: (await other.post("/api-profiles", { display_name: "Not yours" })).body.data.profile.id,
+      job: (await other.post("/api-jobs", nestedJob("SF-THEIRS", 1, 1))).body.data.job_id
+    }
+    const before = { total: (await api.get("/api-assignments")).body.data.pagination.total, events: (await events("assignment.created")).length }
+    const res = await api.post("/api-assignments", { user_id: theirs.profile, job_id: theirs.job, assigned_by: "00000000-0000-4000-8000-000000000000" })
+    expect(res.status).toBe(422)
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["user_id", "FK_CONSTRAINT"], ["job_id", "FK_CONSTRAINT"], ["assigned_by", "FK_CONSTRAINT"]])
+    expectDetail(await api.post("/api-operation-quantities", { operation_id: mine.op, good: 1, user_id: theirs.profile }), "user_id", "FK_CONSTRAINT")
+    expectDetail(await api.post("/api-substeps", { operation_id: "00000000-0000-4000-8000-000000000000", description: "x", sequence: 1 }), "operation_id", "FK_CONSTRAINT")
+    expect((await api.get("/api-assignments")).body.data.pagination.total).toBe(before.total)
+    expect((await events("assignment.created")).length).toBe(before.events)
+    // and a create that passes answers the record its event carries (target_type and job_number are no columns)
+    const made = (await api.post("/api-assignments", { user_id: mine.profile, job_id: mine.job })).body.data.assignment
+    const [event] = (await events("assignment.created")).filter((e) => e.assignment_id === made.id)
+    expect(event).toEqual({
+      assignment_id: made.id, user_id: mine.profile, target_type: "job", operation_id: null, part_id: null, job_id: mine.job, cell_id: null,
+      active: true, assignment: made
+    })
+    await api.delete(`/api-assignments?id=${made.id}`)
+    expect((await events("assignment.removed")).filter((e) => e.assignment_id === made.id).map((e) => e.assignment)).toEqual([made])
+  })
+
   it("GET ?user_id= is the operator's queue: earliest due date first, then highest priority, undated last", async () => {
     const op = (await api.post("/api-profiles", { display_name: "Queue Operator" })).body.data.profile.id
     const job = async (n: string, due: string | null, priority: number) =>
@@ -267,6 +291,18 @@ describe("/api-downtime", () => {
     expect((await events("downtime.started")).filter((e) => e.downtime_id === d.id)).toHaveLength(1)
     expect((await events("downtime.ended")).filter((e) => e.downtime_id === d.id).map((e) => e.end_time)).toEqual(["2026-11-20T08:45:00.000Z"])
     expect((await api.get(`/api-downtime?open=true&cell_id=${mine.cell}`)).body.data.downtimes).toEqual([])
+  })
+
+  it("ten concurrent PATCHes ending the same downtime write downtime.ended once, with the end that won", async () => {
+    const d = (await api.post("/api-downtime", { cell_id: mine.cell, reason: "Power cut", start_time: "2026-11-22T08:00:00Z" })).body.data.downtime
+    const ends = Array.from({ length: 10 }, (_, i) => `2026-11-22T09:${String(i).padStart(2, "0")}:00.000Z`)
+    const answers = await Promise.all(ends.map((end_time) => api.patch(`/api-downtime?id=${d.id}`, { end_time })))
+    expect(answers.map((r) => r.status)).toEqual(ends.map(() => 200))
+    const ended = (await events("downtime.ended")).filter((e) => e.downtime_id === d.id)
+    expect(ended).toHaveLength(1)
+    // the event is about the write that found the downtime open: its answer has the same end
+    expect(answers.filter((r) => r.body.data.downtime.end_time === ended[0]!.end_time).length).toBeGreaterThanOrEqual(1)
+    expect(ended[0]!.downtime.end_time).toBe(ended[0]!.end_time)
   })
 
   it("end before start is 422 (create and PATCH); an unknown cell is 422; a cell with downtime is not deleted", async () => {

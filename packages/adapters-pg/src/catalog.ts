@@ -68,11 +68,15 @@ export class Catalog extends Context.Service<Catalog, {
 export const fieldJson = (column: Column, alias: string) =>
   column.type === "timestamp with time zone" ? `to_json(mes_ts(${alias}.${column.name}))::text` : `to_json(${alias}.${column.name})::text`
 
-/** `fieldJson` by column name over the rows `alias` of a table with these columns (event payloads). */
-export const fieldOf = (columns: ReadonlyArray<Column>, alias: string) => (name: string) => {
+/**
+ * `fieldJson` by column name over the rows `alias` of a table with these columns (event payloads); a field that is no
+ * column (an assignment's `target_type`, a quantity's `job_id`) is read from `json`, the record's JSON text, if given.
+ */
+export const fieldOf = (columns: ReadonlyArray<Column>, alias: string, json?: string) => (name: string) => {
   const column = columns.find((c) => c.name === name)
-  if (column === undefined) throw new Error(`no column ${name}`)
-  return fieldJson(column, alias)
+  if (column !== undefined) return fieldJson(column, alias)
+  if (json === undefined) throw new Error(`no column ${name}`)
+  return `(${json}::json -> '${name}')::text`
 }
 
 /**

@@ -5,12 +5,23 @@
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { jsonText, type MovePlan, type MoveOutcome, type PatchOutcome, type ReferenceTable, type RemoveOutcome, type Stamp } from "@mes/domain"
+import {
+  type CreatePlan,
+  type EventPlan,
+  jsonText,
+  MissingReferences,
+  type MovePlan,
+  type MoveOutcome,
+  type PatchOutcome,
+  type ReferenceTable,
+  type RemoveOutcome,
+  type Stamp
+} from "@mes/domain"
 import { type Column, fieldOf } from "./catalog.ts"
 import { type EventSource, insertEvents } from "./events.ts"
 import { liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
-import { ident, literal, shapeKey, statementCache, textArray } from "./sql-text.ts"
+import { givenKeys, ident, literal, shapeKey, statementCache, textArray } from "./sql-text.ts"
 
 /**
  * The value a stamp or effect gives its column, over the row `t` before the change (spec 3); `base`
@@ -68,7 +79,12 @@ export interface WriteOptions {
    * this one's result, so an event on a change is written once.
    */
   readonly previous?: { readonly column: string; readonly eventsWhen: string }
+  /** Columns a create sets from an expression over the given row `r` (and $1, the row) rather than from its value. */
+  readonly insertValues?: Readonly<Record<string, string>>
 }
+
+/** An event's payload values over the rows `alias` of the write's table, whose record JSON is `alias.json`. */
+const payloadOf = (o: WriteOptions, alias: string) => ({ field: fieldOf(o.columns, alias, `${alias}.json`), record: `${alias}.json`, extra: o.extra ?? [] })
 
 /** What a store adds to a move statement for a given plan (its effects' CTEs, events, answer values). */
 export type MoveAdditions = (plan: MovePlan) => Pick<WriteOptions, "ctes" | "select" | "extra" | "moreEvents">
@@ -111,7 +127,7 @@ const lockThenUpdate = (o: WriteOptions, sets: ReadonlyArray<string>, previous: 
  * PATCH as one statement: the row of the tenant takes `changes` (unless a reference is missing),
  * and `events` are appended from the updated row.
  */
-export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<MovePlan["cases"][number]["events"][number]> }) => {
+export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<EventPlan> }) => {
   const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
   const write = o.previous === undefined
     ? `
@@ -125,7 +141,7 @@ export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<R
   return `${head(o)}${write}${finish(o, o.events.map((event) => ({
     event,
     from: o.previous === undefined ? "m" : `m WHERE ${o.previous.eventsWhen}`,
-    payload: { field: fieldOf(o.columns, "m"), record: "m.json", extra: o.extra ?? [] }
+    payload: payloadOf(o, "m")
   })))}`
 }
 
@@ -159,15 +175,32 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
     c.events.map((event): EventSource => ({
       event,
       from: `m WHERE m.previous = ANY(${textArray(c.from)})`,
-      payload: {
-        field: fieldOf(o.columns, "m"),
-        record: "m.json",
-        ...(event.move ? { previous: "m.previous" } : {}),
-        extra: o.extra ?? []
-      }
+      payload: { ...payloadOf(o, "m"), ...(event.move ? { previous: "m.previous" } : {}) }
     }))
   )
   return `${head(o)}${lockThenUpdate(o, sets, "t.status", `t.status = ANY(${textArray(from)})`)}${finish(o, events)}`
+}
+
+/**
+ * A create as one statement ($1 the row as jsonb, $2 the references to check, $3 the tenant): the references that are
+ * not live records of the tenant (`bad`), the row inserted only when there is none (`m`, with the record's JSON), the
+ * store's further CTEs over m, and `events` built from the new record.
+ */
+export const createStatement = (o: WriteOptions & { readonly given: ReadonlyArray<string>; readonly events: ReadonlyArray<EventPlan> }) => {
+  const values = o.insertValues ?? {}
+  const cols = [...new Set([...o.given, ...Object.keys(values)])]
+  const events = o.events.map((event): EventSource => ({ event, from: "m", payload: payloadOf(o, "m") }))
+  return `
+WITH bad AS (${missingReferences("$2::jsonb", "$3::uuid", o.refTables ?? [])})
+, m AS (
+  INSERT INTO ${o.table} AS t (${cols.map(ident).join(", ")})
+  SELECT ${cols.map((c) => values[c] ?? `r.${ident(c)}`).join(", ")} FROM jsonb_populate_record(null::${o.table}, $1::jsonb) r
+  WHERE NOT EXISTS (SELECT 1 FROM bad)
+  RETURNING t.*, ${recordJson(o.table, "t")} AS json
+)
+${(o.ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")}
+${events.length > 0 ? `, ${insertEvents("$3::uuid", events)}` : ""}
+SELECT m.json, ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs FROM (SELECT 1) one LEFT JOIN m ON true`
 }
 
 export interface WriteRow {
@@ -215,7 +248,7 @@ export const recordWrites = <T>(
       tenantId: string,
       id: string,
       changes: Readonly<Record<string, unknown>>,
-      events: ReadonlyArray<MovePlan["cases"][number]["events"][number]>,
+      events: ReadonlyArray<EventPlan>,
       refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = []
     ): Effect.Effect<PatchOutcome<T>, SqlError> => {
       const statement = cached(`patch ${shapeKey(changes)} ${events.map((e) => e.type).join(",")}`, () => updateStatement({ ...o, changes, events }))
@@ -237,18 +270,36 @@ export const recordWrites = <T>(
       const statement = cached(`move ${plan.to} ${shapeKey(plan.changes)} ${signature}`, () => moveStatement({ ...o, ...o.additions?.(plan), plan }))
       return runWrite(sql, statement, tenantId, id, plan.changes, refs, more).pipe(Effect.map((row) => ({ row, outcome: moveOutcome<T>(row) })))
     },
-    /** Deletes (or, with `soft`, marks deleted) a live row of the tenant; with the owner of the id. */
-    remove: (tenantId: string, id: string) =>
-      sql.unsafe<{ owner: string | null; removed: boolean }>(
-        cached("remove", () => `
+    /**
+     * Creates a row (with a plan: only when its references are the tenant's, and with its events), answering the
+     * record as the API shows it.
+     */
+    create: (row: object, plan: CreatePlan = { refs: [], events: [] }): Effect.Effect<T, SqlError | MissingReferences> => {
+      const given = givenKeys([row])
+      const statement = cached(`create ${given.join(",")} ${plan.events.map((e) => e.type).join(",")}`, () => createStatement({ ...o, given, events: plan.events }))
+      return sql.unsafe<{ json: string | null; missing_refs: ReadonlyArray<number> }>(statement, [
+        JSON.stringify(row),
+        JSON.stringify(plan.refs),
+        (row as { tenant_id: string }).tenant_id
+      ]).pipe(Effect.flatMap(([r]) =>
+        r!.json === null ? Effect.fail(new MissingReferences({ indexes: r!.missing_refs })) : Effect.succeed(JSON.parse(r!.json) as T)
+      ))
+    },
+    /** Deletes (or, with `soft`, marks deleted) a live row of the tenant, with the `events` about it; with the owner of the id. */
+    remove: (tenantId: string, id: string, events: ReadonlyArray<EventPlan> = []) => {
+      const json = events.length > 0 ? `, ${recordJson(o.table, "t")} AS json` : ""
+      const statement = cached(`remove ${events.map((e) => e.type).join(",")}`, () => `
           WITH ow AS (SELECT t.tenant_id FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")}),
           d AS (${
-          o.softDelete
-            ? `UPDATE ${o.table} t SET deleted_at = now(), updated_at = now() WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.id`
-            : `DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.id`
-        })
-          SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed`),
-        [tenantId, id]
-      ).pipe(Effect.map(([row]): RemoveOutcome => ({ owner: row!.owner ?? undefined, removed: row!.removed })))
+        o.softDelete
+          ? `UPDATE ${o.table} t SET deleted_at = now(), updated_at = now() WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json}`
+          : `DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json}`
+      })
+          ${events.length > 0 ? `, ${insertEvents("$1", events.map((event): EventSource => ({ event, from: "d", payload: payloadOf(o, "d") })))}` : ""}
+          SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed`)
+      return sql.unsafe<{ owner: string | null; removed: boolean }>(statement, [tenantId, id]).pipe(
+        Effect.map(([row]): RemoveOutcome => ({ owner: row!.owner ?? undefined, removed: row!.removed }))
+      )
     }
+  }
 }

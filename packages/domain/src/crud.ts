@@ -1,16 +1,18 @@
 // The shape shared by plain resources (cells, profiles): create, list, read, update, delete with the
 // tenant rules, and the read-one rule (404 / 403) every resource uses.
 import type * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed } from "./errors.ts"
+import { type EventPlan, eventPlan, type EventType } from "./events.ts"
 import type { CheckedReference, NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
 import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import type { JsonText } from "./json.ts"
-import { checkedReferences, checkOwner, checkReferences, ensureOwned, label, missingReferenceDetails, type Reference } from "./references.ts"
-import { decodeInput, decodePatchInput, failIfAny, validationFailed, isNameCandidate } from "./validation.ts"
+import { checkedReferences, checkOwner, ensureOwned, label, missingReferenceDetails, type Reference } from "./references.ts"
+import { decodeInput, decodePatchInput, validationFailed, isNameCandidate } from "./validation.ts"
 
 /** A record looked up by id in one query: who owns it, and its JSON when that is the caller's tenant. */
 export interface Owned<A> {
@@ -60,8 +62,19 @@ export type PatchStatement<T> = (
   tenantId: string,
   id: string,
   changes: Readonly<Record<string, unknown>>,
-  refs: ReadonlyArray<CheckedReference>
+  refs: ReadonlyArray<CheckedReference>,
+  /** Events about the updated record, built from it in the statement (a store may write them only on a change it knows). */
+  events?: ReadonlyArray<EventPlan>
 ) => Effect.Effect<PatchOutcome<T>, Conflict | ValidationFailed>
+
+/** What a create writes in its statement beside the row: the references it checks first, the events about the new record. */
+export interface CreatePlan {
+  readonly refs: ReadonlyArray<CheckedReference>
+  readonly events: ReadonlyArray<EventPlan>
+}
+
+/** A create's references that are not the tenant's (indexes into its plan's `refs`): nothing was written. */
+export class MissingReferences extends Data.TaggedError("MissingReferences")<{ readonly indexes: ReadonlyArray<number> }> {}
 
 /** What a one-statement delete found: the owner of the id and whether a row of the caller's went. */
 export interface RemoveOutcome {
@@ -93,15 +106,16 @@ export const findOwned = <T>(
   })
 
 export interface CrudStore<T> {
-  readonly insert: (row: NewRow<T>) => Effect.Effect<T, Conflict | ValidationFailed>
+  /** Create as one statement: with a plan, its references checked first and its events written from the new record. */
+  readonly insert: (row: NewRow<T>, plan?: CreatePlan) => Effect.Effect<T, Conflict | ValidationFailed | MissingReferences>
   readonly list: (tenantId: string, query: ListQuery<Record<string, FilterKind>, string>) => Effect.Effect<Slice<T>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<T>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<T | undefined>
   /** PATCH as one statement: the owner of the id, the references checked, the update. */
   readonly patch: PatchStatement<T>
-  /** Delete as one statement, with the owner of the id; Conflict while other records reference it. */
-  readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
+  /** Delete as one statement, with the owner of the id, and `events` about the deleted record; Conflict while other records reference it. */
+  readonly remove: (tenantId: string, id: string, events?: ReadonlyArray<EventPlan>) => Effect.Effect<RemoveOutcome, Conflict>
   /** True when another record of the tenant has this value in the resource's unique field. */
   readonly taken: (tenantId: string, value: string, exceptId?: string) => Effect.Effect<boolean>
 }
@@ -129,6 +143,16 @@ export const makeCrud = <T>(o: {
   readonly unique?: string
   /** References of a decoded create or patch that must be the tenant's (422 FK_CONSTRAINT otherwise). */
   readonly refs?: (input: any) => ReadonlyArray<Reference>
+  /**
+   * The events of each write, written in its statement (outbox): on create from the decoded input, on PATCH from the
+   * decoded changes (the store may add a condition on the record before, e.g. downtime.ended only when it was open),
+   * on delete about the record deleted.
+   */
+  readonly events?: {
+    readonly created?: (input: any) => ReadonlyArray<EventType>
+    readonly updated?: (patch: any) => ReadonlyArray<EventType>
+    readonly removed?: ReadonlyArray<EventType>
+  }
   readonly store: CrudStore<T>
   readonly references: References["Service"]
 }): Crud<T> => {
@@ -149,19 +173,17 @@ export const makeCrud = <T>(o: {
       return yield* e
     })
 
-  const decodeUniqueFirst = <A>(decode: (i: unknown) => Effect.Effect<A, ValidationFailed>, input: unknown, exceptId?: string) =>
-    Effect.gen(function*() {
-      const decoded = yield* decode(input).pipe(Effect.catchTag("ValidationFailed", uniqueFirst(input, exceptId)))
-      if (o.refs !== undefined) yield* failIfAny(o.entity, yield* checkReferences(o.entity, input, o.refs(decoded)).pipe(withRefs))
-      return decoded
-    })
-
   return {
     create: (raw) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const input = yield* decodeUniqueFirst(decodeCreate, raw)
-        return yield* store.insert({ ...(input as object), id: newId(), tenant_id: tenant.id } as NewRow<T>)
+        const input = yield* decodeCreate(raw).pipe(Effect.catchTag("ValidationFailed", uniqueFirst(raw)))
+        // the references are checked in the insert's statement, which writes nothing when one is missing
+        const refs = o.refs?.(input) ?? []
+        const plan: CreatePlan = { refs: checkedReferences(refs), events: (o.events?.created?.(input) ?? []).map(eventPlan) }
+        return yield* store.insert({ ...(input as object), id: newId(), tenant_id: tenant.id } as NewRow<T>, plan).pipe(
+          Effect.catchTag("MissingReferences", (e) => validationFailed(o.entity, missingReferenceDetails(o.entity, raw, refs, e.indexes)))
+        )
       }),
     list: listWith(o.listSpec, store.list),
     get: (id) => readOwned(o.table, id, (tenantId) => store.read(tenantId, id)),
@@ -174,13 +196,14 @@ export const makeCrud = <T>(o: {
           Effect.catchTag("ValidationFailed", uniqueFirst(raw, id))
         )
         const refs = o.refs?.(patch) ?? []
-        const outcome = yield* store.patch(tenant.id, id, patch as Record<string, unknown>, checkedReferences(refs))
+        const events = (o.events?.updated?.(patch) ?? []).map(eventPlan)
+        const outcome = yield* store.patch(tenant.id, id, patch as Record<string, unknown>, checkedReferences(refs), events)
         return yield* settlePatch({ table: o.table, id, root: o.entity, input: raw, refs }, outcome)
       }),
     remove: (id) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        yield* settleRemove(o.table, id, yield* store.remove(tenant.id, id))
+        yield* settleRemove(o.table, id, yield* store.remove(tenant.id, id, (o.events?.removed ?? []).map(eventPlan)))
       })
   }
 }

@@ -6,9 +6,9 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { type CrudStore, type FilterKind, type JsonChunk, jsonChunks, type ListQuery, type ReferenceTable, type Slice } from "@mes/domain"
 import { mapChecks, mapConstraints } from "../constraints.ts"
-import { liveCondition, readOwned, recordJson } from "../json.ts"
+import { readOwned, recordJson } from "../json.ts"
 import type { Column } from "../catalog.ts"
-import { recordWrites } from "../moves.ts"
+import { recordWrites, type WriteOptions } from "../moves.ts"
 import { giveBack, type PageChunk, pageColumn } from "../page-bytes.ts"
 import { insertRows } from "../rows.ts"
 import { givenKeys, ident } from "../sql-text.ts"
@@ -26,14 +26,6 @@ export const insertRecord = <T>(sql: SqlClient, table: ReferenceTable, row: obje
     [JSON.stringify(row)]
   ).pipe(Effect.map(([r]) => JSON.parse(r!.json) as T))
 }
-
-/** A live record of the tenant as the API shows it, locked for the rest of the transaction (undefined: none). */
-export const lockRecord = <T>(sql: SqlClient, table: ReferenceTable, tenantId: string, id: string) =>
-  sql.unsafe<{ json: string }>(
-    `SELECT ${recordJson(table, "t")} AS json FROM ${ident(table)} t
-     WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[table]("t")} FOR UPDATE OF t`,
-    [tenantId, id]
-  ).pipe(Effect.map(([r]) => (r === undefined ? undefined : JSON.parse(r.json) as T)), Effect.orDie)
 
 /** Sort keys whose column is NOT NULL: no NULLS LAST, so a (tenant_id, created_at, id) index serves both orders. */
 const NOT_NULL_SORTS = new Set(["created_at"])
@@ -124,15 +116,19 @@ export const crudStorePg = <T extends { readonly id: string }>(
     readonly unique: (value: string) => Fragment
     /** A create answers the record's JSON (with its extras) instead of the inserted row. */
     readonly insertJson?: boolean
+    /** A PATCH whose events depend on the record before it (moves.ts, WriteOptions). */
+    readonly previous?: WriteOptions["previous"]
   }
 ): CrudStore<T> => {
-  const writes = recordWrites<T>(sql, { table: o.table, columns: o.columns, refTables: o.refTables ?? [] })
+  const writes = recordWrites<T>(sql, { table: o.table, columns: o.columns, refTables: o.refTables ?? [], ...(o.previous ? { previous: o.previous } : {}) })
   return {
-    insert: (row) =>
-      (o.insertJson === true ? insertRecord<T>(sql, o.table, row) : insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!))).pipe(
-        mapChecks,
-        mapConstraints
-      ),
+    // a create with references to check or events to write is one statement with them (moves.ts, createStatement)
+    insert: (row, plan) =>
+      (plan !== undefined && plan.refs.length + plan.events.length > 0
+        ? writes.create(row, plan)
+        : o.insertJson === true
+        ? insertRecord<T>(sql, o.table, row)
+        : insertRows<T>(sql, o.table, [row]).pipe(Effect.map((rows) => rows[0]!))).pipe(mapChecks, mapConstraints),
     list: (tenantId, q: ListQuery<Record<string, FilterKind>, string>) =>
       listPage<T>(sql, {
         table: o.table,
@@ -147,8 +143,8 @@ export const crudStorePg = <T extends { readonly id: string }>(
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapChecks, mapConstraints),
-    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs, events = []) => writes.patch(tenantId, id, changes, events, refs).pipe(mapChecks, mapConstraints),
+    remove: (tenantId, id, events) => writes.remove(tenantId, id, events).pipe(mapConstraints),
     taken: (tenantId, value, exceptId) => {
       const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]
       if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)

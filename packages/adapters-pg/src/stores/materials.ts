@@ -23,7 +23,7 @@ export const MaterialStorePg = Layer.effect(MaterialStore, Effect.gen(function*(
   })
   return MaterialStore.of({
     ...(crud as unknown as CrudStore<Material>),
-    insert: (row) => crud.insert(row as Material & { readonly id: string }).pipe(Effect.map((m) => ({ ...m, in_catalog: true }))),
+    insert: (row, plan) => crud.insert(row as Material & { readonly id: string }, plan).pipe(Effect.map((m) => ({ ...m, in_catalog: true }))),
     list: (tenantId, q) =>
       listPage<Material>(sql, {
         table: "material_names",

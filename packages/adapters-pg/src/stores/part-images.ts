@@ -5,9 +5,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { type PartImage, PartImageStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { liveCondition, recordJson } from "../json.ts"
+import { liveCondition } from "../json.ts"
 import { recordWrites } from "../moves.ts"
-import { givenKeys, ident } from "../sql-text.ts"
 import { crudStorePg } from "./crud.ts"
 
 /** The other images of the part of `m` stop being primary when `m` becomes it. */
@@ -31,26 +30,21 @@ export const PartImageStorePg = Layer.effect(PartImageStore, Effect.gen(function
     ],
     unique: (value) => sql`storage_key = ${value}`
   })
-  const writes = recordWrites<PartImage>(sql, { table: "part_images", columns, refTables: ["parts"], ctes: [["unset", UNSET_OTHERS]] })
+  const writes = recordWrites<PartImage>(sql, {
+    table: "part_images",
+    columns,
+    refTables: ["parts"],
+    ctes: [["unset", UNSET_OTHERS]],
+    insertValues: {
+      is_primary: `coalesce(($1::jsonb ->> 'is_primary')::boolean,
+        NOT EXISTS (SELECT 1 FROM part_images x WHERE x.tenant_id = r.tenant_id AND x.part_id = r.part_id AND x.is_primary))`
+    }
+  })
   return PartImageStore.of({
     ...base,
-    // a part's first image is its primary one unless the create says otherwise; a primary one unsets the others
-    insert: (row) => {
-      const cols = givenKeys([row]).filter((c) => c !== "is_primary")
-      return sql.unsafe<{ json: string }>(
-        `WITH r AS (SELECT * FROM jsonb_populate_record(null::part_images, $1::jsonb)),
-         m AS (
-           INSERT INTO part_images AS t (${cols.map(ident).join(", ")}, is_primary)
-           SELECT ${cols.map((c) => `r.${ident(c)}`).join(", ")},
-             coalesce(($1::jsonb ->> 'is_primary')::boolean,
-               NOT EXISTS (SELECT 1 FROM part_images x WHERE x.tenant_id = r.tenant_id AND x.part_id = r.part_id AND x.is_primary))
-           FROM r
-           RETURNING t.*, ${recordJson("part_images", "t")} AS json
-         ), unset AS (${UNSET_OTHERS})
-         SELECT json FROM m`,
-        [JSON.stringify(row)]
-      ).pipe(Effect.map(([r]) => JSON.parse(r!.json) as PartImage), mapConstraints)
-    },
+    // a part's first image is its primary one unless the create says otherwise; a primary one unsets the others; the
+    // part is checked in the same statement
+    insert: (row, plan) => writes.create(row, plan).pipe(mapConstraints),
     patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
     lockKey: (tenantId, id) =>
       sql<{ storage_key: string }>`SELECT storage_key FROM part_images i WHERE i.tenant_id = ${tenantId} AND i.id = ${id}

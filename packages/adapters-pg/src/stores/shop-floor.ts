@@ -29,7 +29,7 @@ import { insertEvents } from "../events.ts"
 import { liveCondition } from "../json.ts"
 import { insertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
-import { crudStorePg, lockRecord } from "./crud.ts"
+import { crudStorePg } from "./crud.ts"
 
 type Filters = Readonly<Record<string, unknown>>
 
@@ -95,11 +95,10 @@ const DUE = `coalesce(${JOB}.due_date_override, ${JOB}.due_date)`
 export const AssignmentStorePg = Layer.effect(AssignmentStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  return AssignmentStore.of({
-    ...crudStorePg<Assignment>(sql, {
+  return AssignmentStore.of(crudStorePg<Assignment>(sql, {
       table: "assignments",
       columns: catalog.columns("assignments"),
-      refTables: ["profiles"],
+      refTables: ["profiles", "operations", "parts", "jobs", "cells"],
       alias: "a",
       insertJson: true,
       sort: {
@@ -115,9 +114,7 @@ export const AssignmentStorePg = Layer.effect(AssignmentStore, Effect.gen(functi
         ...(f.target_type !== undefined ? [sql`${sql.literal(`a.${f.target_type as string}_id`)} IS NOT NULL`] : [])
       ],
       unique: () => sql`false`
-    }),
-    lock: (tenantId, id) => lockRecord<Assignment>(sql, "assignments", tenantId, id)
-  })
+  }))
 }))
 
 export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*() {
@@ -192,8 +189,7 @@ export const TemplateItemStorePg = Layer.effect(TemplateItemStore, Effect.gen(fu
 export const DowntimeStorePg = Layer.effect(DowntimeStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  return DowntimeStore.of({
-    ...crudStorePg<Downtime>(sql, {
+  return DowntimeStore.of(crudStorePg<Downtime>(sql, {
       table: "downtime",
       columns: catalog.columns("downtime"),
       refTables: ["cells"],
@@ -207,10 +203,10 @@ export const DowntimeStorePg = Layer.effect(DowntimeStore, Effect.gen(function*(
         ...(f.from !== undefined ? [sql`(d.end_time IS NULL OR d.end_time > ${f.from as string}::timestamptz)`] : []),
         ...(f.to !== undefined ? [sql`d.start_time < ${f.to as string}::timestamptz`] : [])
       ],
-      unique: () => sql`false`
-    }),
-    lock: (tenantId, id) => lockRecord<Downtime>(sql, "downtime", tenantId, id)
-  })
+      unique: () => sql`false`,
+      // downtime.ended once, when a PATCH ends downtime that was open (the PATCH's rows locked first)
+      previous: { column: "end_time", eventsWhen: "m.previous IS NULL AND m.end_time IS NOT NULL" }
+  }))
 }))
 
 /**

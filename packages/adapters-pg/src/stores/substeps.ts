@@ -6,7 +6,6 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { moveEvent, type Substep, SubstepStore } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows } from "../rows.ts"
 import { Catalog } from "../catalog.ts"
 import { recordWrites } from "../moves.ts"
 import { listPage } from "./crud.ts"
@@ -18,7 +17,7 @@ const substepSort = { sequence: "s.sequence", created_at: "s.created_at", comple
 const live = liveCondition.substeps
 
 /** completed_at on insert: now() when created completed. */
-const insertDefaults = { completed_at: "CASE WHEN r.completed THEN now() END" }
+const insertValues = { completed_at: "CASE WHEN r.completed THEN now() END" }
 /** completed_at on update of `completed`: the first completion time is kept; reopening clears it. */
 const completedAtSet = "completed_at = CASE WHEN NOT r.completed THEN NULL WHEN t.completed THEN coalesce(t.completed_at, now()) ELSE now() END"
 
@@ -30,15 +29,13 @@ export const SubstepStorePg = Layer.effect(SubstepStore, Effect.gen(function*() 
     refTables: ["operations"],
     patchSets: (changes) => (changes.completed === undefined ? [] : [completedAtSet]),
     // step.completed once, when a PATCH completes a step that was not (spec 6)
-    previous: { column: "completed", eventsWhen: "m.previous = 'false'" }
+    previous: { column: "completed", eventsWhen: "m.previous = 'false'" },
+    insertValues
   })
   const completedEvents = [moveEvent("step.completed", false)]
   return SubstepStore.of({
-    insert: (row) =>
-      insertRows<Substep>(sql, "substeps", [{ ...row, completed_at: null }], insertDefaults).pipe(
-        Effect.map((rows) => rows[0]!),
-        mapConstraints
-      ),
+    // with its operation checked and its step.added, in one statement
+    insert: (row, plan) => writes.create(row, plan).pipe(mapConstraints),
     list: (tenantId, q) => {
       const f = q.filters
       const where = [sql`s.tenant_id = ${tenantId}`, sql.literal(live("s"))]

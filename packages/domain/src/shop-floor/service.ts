@@ -6,8 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
-import { emitter, type EventType, Outbox, recordEvent } from "../events.ts"
-import { CurrentTenant, References, Tx } from "../ports.ts"
+import { CurrentTenant, References } from "../ports.ts"
 import { instantOf, requireId } from "../query.ts"
 import { ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
@@ -45,49 +44,6 @@ import {
 import type { Substep } from "../substeps/schema.ts"
 
 type Services = CurrentTenant
-type AnyRecord = { readonly id: string; readonly [field: string]: unknown }
-
-/** A crud over `store` whose writes emit events in the write's transaction (the record as the API shows it). */
-const withEvents = <T extends AnyRecord>(
-  crud: Crud<T>,
-  o: {
-    readonly tx: Tx["Service"]
-    readonly emit: ReturnType<typeof emitter>
-    /** Reads a record of the tenant and locks it for the transaction (needed with `updated` and `removed`). */
-    readonly store: { readonly lock?: (tenantId: string, id: string) => Effect.Effect<T | undefined> }
-    readonly created?: (record: T) => ReadonlyArray<EventType>
-    readonly updated?: (before: T, after: T) => ReadonlyArray<EventType>
-    readonly removed?: EventType
-  }
-): Crud<T> => ({
-  ...crud,
-  create: (input) =>
-    o.created === undefined ? crud.create(input) : o.tx.transaction(Effect.gen(function*() {
-      const record = yield* crud.create(input)
-      yield* o.emit(o.created!(record).map((type) => recordEvent(type, record)))
-      return record
-    })),
-  update: (id, input) =>
-    o.updated === undefined ? crud.update(id, input) : o.tx.transaction(Effect.gen(function*() {
-      const tenant = yield* CurrentTenant
-      // the row is locked for the rest of the transaction: a concurrent update sees this one's result
-      const before = yield* o.store.lock!(tenant.id, id)
-      const updated = yield* crud.update(id, input)
-      const after = updated.parse()
-      if (before !== undefined) yield* o.emit(o.updated!(before, after).map((type) => recordEvent(type, after)))
-      return updated
-    })),
-  remove: (id) =>
-    o.removed === undefined ? crud.remove(id) : o.tx.transaction(Effect.gen(function*() {
-      const tenant = yield* CurrentTenant
-      const before = yield* o.store.lock!(tenant.id, id)
-      yield* crud.remove(id)
-      if (before !== undefined) yield* o.emit([recordEvent(o.removed!, before)])
-    }))
-})
-
-/** A store of records whose writes emit events: `lock` reads a record of the tenant and locks it for the transaction. */
-export type EventfulStore<T> = CrudStore<T> & { readonly lock: (tenantId: string, id: string) => Effect.Effect<T | undefined> }
 
 const refOf = (table: Reference["table"], id: string | null | undefined, field: string): Array<Reference> =>
   id == null ? [] : [{ table, id, path: [field] }]
@@ -156,8 +112,6 @@ export class Quantities extends Context.Service<Quantities, Crud<Quantity>>()("m
   static readonly layer = Layer.effect(Quantities, Effect.gen(function*() {
     const store = yield* QuantityStore
     const reasons = yield* ScrapReasonStore
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const references = yield* References
     const decodeCreate = decodeInput(QuantityCreate, QUANTITY, { record: Quantity })
     const crud = makeCrud<Quantity>({
@@ -168,6 +122,7 @@ export class Quantities extends Context.Service<Quantities, Crud<Quantity>>()("m
       patch: QuantityPatch,
       listSpec: quantityListSpec,
       refs: quantityRefs,
+      events: { created: () => ["quantity.recorded"] },
       store,
       references
     })
@@ -178,11 +133,7 @@ export class Quantities extends Context.Service<Quantities, Crud<Quantity>>()("m
           const input = yield* decodeCreate(raw)
           yield* failIfAny(QUANTITY, quantityRules(raw, input))
           yield* refuseInactiveReason(reasons, raw, input.scrap_reason_id)
-          return yield* tx.transaction(Effect.gen(function*() {
-            const record = yield* crud.create(raw)
-            yield* emit([recordEvent("quantity.recorded", record)])
-            return record
-          }))
+          return yield* crud.create(raw)
         }),
       update: (id, raw) =>
         Effect.gen(function*() {
@@ -200,7 +151,7 @@ export class Quantities extends Context.Service<Quantities, Crud<Quantity>>()("m
 
 // ---- assignments
 
-export class AssignmentStore extends Context.Service<AssignmentStore, EventfulStore<Assignment>>()("mes/domain/AssignmentStore") {}
+export class AssignmentStore extends Context.Service<AssignmentStore, CrudStore<Assignment>>()("mes/domain/AssignmentStore") {}
 
 const ASSIGNMENT = "assignment"
 const targetTable = { operation_id: "operations", part_id: "parts", job_id: "jobs", cell_id: "cells" } as const
@@ -232,19 +183,12 @@ export class Assignments extends Context.Service<Assignments, Crud<Assignment>>(
         ...ASSIGNMENT_TARGETS.flatMap((t) => refOf(targetTable[t], input[t], t)),
         ...refOf("profiles", input.assigned_by, "assigned_by")
       ],
+      events: { created: () => ["assignment.created"], updated: () => ["assignment.updated"], removed: ["assignment.removed"] },
       store,
       references: yield* References
     })
-    const eventful = withEvents(crud, {
-      tx: yield* Tx,
-      emit: emitter(yield* Outbox),
-      store,
-      created: () => ["assignment.created"],
-      updated: () => ["assignment.updated"],
-      removed: "assignment.removed"
-    })
     return Assignments.of({
-      ...eventful,
+      ...crud,
       create: (raw) =>
         Effect.gen(function*() {
           const rule = oneTarget(raw)
@@ -254,7 +198,7 @@ export class Assignments extends Context.Service<Assignments, Crud<Assignment>>(
             const schemaDetails = Result.isFailure(decoded) ? decoded.failure.details : []
             yield* failIfAny(ASSIGNMENT, [...schemaDetails, ...rule])
           }
-          return yield* eventful.create(raw)
+          return yield* crud.create(raw)
         })
     })
   }))
@@ -345,7 +289,7 @@ export class TemplateItems extends Context.Service<TemplateItems, Crud<TemplateI
 
 // ---- downtime
 
-export class DowntimeStore extends Context.Service<DowntimeStore, EventfulStore<Downtime>>()("mes/domain/DowntimeStore") {}
+export class DowntimeStore extends Context.Service<DowntimeStore, CrudStore<Downtime>>()("mes/domain/DowntimeStore") {}
 
 const DOWNTIME = "downtime"
 
@@ -354,7 +298,7 @@ export class DowntimeRecords extends Context.Service<DowntimeRecords, Crud<Downt
   static readonly layer = Layer.effect(DowntimeRecords, Effect.gen(function*() {
     const store = yield* DowntimeStore
     const decodeCreate = decodeInput(DowntimeCreate, DOWNTIME, { record: Downtime })
-    const crud = withEvents(makeCrud<Downtime>({
+    const crud = makeCrud<Downtime>({
       entity: DOWNTIME,
       table: "downtime",
       create: DowntimeCreate,
@@ -362,14 +306,13 @@ export class DowntimeRecords extends Context.Service<DowntimeRecords, Crud<Downt
       patch: DowntimePatch,
       listSpec: downtimeListSpec,
       refs: (input: { cell_id?: string }) => refOf("cells", input.cell_id, "cell_id"),
+      events: {
+        created: (d: { end_time?: string | null }) => d.end_time == null ? ["downtime.started"] : ["downtime.started", "downtime.ended"],
+        // written only when the downtime was open before the PATCH (the store's condition, after its row lock)
+        updated: (patch: { end_time?: string | null }) => patch.end_time != null ? ["downtime.ended"] : []
+      },
       store,
       references: yield* References
-    }), {
-      tx: yield* Tx,
-      emit: emitter(yield* Outbox),
-      store,
-      created: (d) => d.end_time === null ? ["downtime.started"] : ["downtime.started", "downtime.ended"],
-      updated: (before, after) => before.end_time === null && after.end_time !== null ? ["downtime.ended"] : []
     })
     return DowntimeRecords.of({
       ...crud,

@@ -3,8 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
-import { emitter, Outbox, stepEvent } from "../events.ts"
-import { CurrentTenant, References, Tx } from "../ports.ts"
+import { References } from "../ports.ts"
 import { Substep, SubstepCreate, substepListSpec, SubstepPatch } from "./schema.ts"
 
 /**
@@ -20,10 +19,7 @@ export class SubstepStore extends Context.Service<SubstepStore, CrudStore<Subste
 /** The operation must be the caller's tenant's (422 FK_CONSTRAINT otherwise, DECISIONS). */
 export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/domain/Substeps") {
   static readonly layer = Layer.effect(Substeps, Effect.gen(function*() {
-    const store = yield* SubstepStore
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
-    const crud = makeCrud({
+    return Substeps.of(makeCrud({
       entity: "substep",
       table: "substeps",
       create: SubstepCreate,
@@ -32,17 +28,9 @@ export class Substeps extends Context.Service<Substeps, Crud<Substep>>()("mes/do
       listSpec: substepListSpec,
       refs: (input: { operation_id?: string }) =>
         input.operation_id === undefined ? [] : [{ table: "operations", id: input.operation_id, path: ["operation_id"] }],
-      store,
+      events: { created: () => ["step.added"] },
+      store: yield* SubstepStore,
       references: yield* References
-    })
-    return Substeps.of({
-      ...crud,
-      create: (input) =>
-        tx.transaction(Effect.gen(function*() {
-          const substep = yield* crud.create(input)
-          yield* emit([stepEvent("step.added", substep)])
-          return substep
-        }))
-    })
+    }))
   }))
 }
