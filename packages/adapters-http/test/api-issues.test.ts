@@ -473,6 +473,43 @@ describe("PATCH /api-issues", () => {
     expectDetail(await api.patch(`/api-issues?id=${b.id}`, { ncr_number: null }), "ncr_number", "NOT_NULL")
   })
 
+  it("ncr.verified is written once per new verifier of an NCR, also under concurrent PATCHes, and carries the answer", async () => {
+    const verified = async (id: string) =>
+      (await h.sql("SELECT data FROM event_log WHERE tenant_id = $1 AND event_type = 'ncr.verified' ORDER BY seq", [tenantA]))
+        .map((r) => (typeof r.data === "string" ? JSON.parse(r.data) : r.data))
+        .filter((d: any) => d.issue_id === id)
+    const issue = await create(ncr())
+    const answers = await Promise.all(Array.from({ length: 5 }, () => api.patch(`/api-issues?id=${issue.id}`, { verified_by_id: bob })))
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+    const once = await verified(issue.id)
+    expect(once).toHaveLength(1)
+    expect(once[0]).toMatchObject({ issue_id: issue.id, issue_type: "ncr", ncr_number: issue.ncr_number, severity: "high" })
+    expect(answers.map((r) => r.body.data.issue)).toContainEqual(once[0].issue)
+    await api.patch(`/api-issues?id=${issue.id}`, { verified_by_id: bob, status: "in_progress" })
+    expect(await verified(issue.id)).toHaveLength(1)
+    await api.patch(`/api-issues?id=${issue.id}`, { verified_by_id: alice })
+    expect((await verified(issue.id)).map((d: any) => d.issue.verified_by_id)).toEqual([bob, alice])
+    // a general issue's verifier is no NCR verification
+    const g = await create(general())
+    await api.patch(`/api-issues?id=${g.id}`, { verified_by_id: bob })
+    expect(await verified(g.id)).toEqual([])
+  })
+
+  it("a PATCH that decodes: 409 for a taken number before 422; references and an NCR's severity in one 422; nothing changes", async () => {
+    const a = await create(ncr())
+    const b = await create(ncr())
+    expectError(await api.patch(`/api-issues?id=${b.id}`, { ncr_number: a.ncr_number, assigned_to_id: UNKNOWN }), 409, "CONFLICT")
+    const both = await api.patch(`/api-issues?id=${b.id}`, { severity: null, verified_by_id: profileB, title: "renamed" })
+    expectError(both, 422, "VALIDATION_ERROR")
+    expect(both.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["verified_by_id", "FK_CONSTRAINT"], ["severity", "NOT_NULL"]])
+    expectError(await apiB.patch(`/api-issues?id=${b.id}`, { severity: null, verified_by_id: profileB }), 403, "FORBIDDEN")
+    expect((await api.get(`/api-issues?id=${b.id}`)).body.data.issue).toEqual(b)
+    // a general issue refused for a reference only
+    const g = await create(general({ severity: "low" }))
+    const ref = await api.patch(`/api-issues?id=${g.id}`, { severity: null, verified_by_id: profileB })
+    expect(ref.body.error.details.map((d: any) => d.field)).toEqual(["verified_by_id"])
+  })
+
   it("answers 403 for another tenant's issue before validating, 404 for an unknown id, 422 without id", async () => {
     const issue = await create(general())
     expectError(await apiB.patch(`/api-issues?id=${issue.id}`, { status: "closed" }), 403, "FORBIDDEN")

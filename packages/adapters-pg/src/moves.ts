@@ -79,6 +79,10 @@ export interface WriteOptions {
    * this one's result, so an event on a change is written once.
    */
   readonly previous?: { readonly column: string; readonly eventsWhen: string }
+  /** The column whose value before the write the answer reports as `current` (default: status, where the table has one). */
+  readonly current?: string
+  /** A further condition on the row before a PATCH (over `t`, and $3, the changes as jsonb): no change where it fails. */
+  readonly guard?: string
   /** Columns a create sets from an expression over the given row `r` (and $1, the row) rather than from its value. */
   readonly insertValues?: Readonly<Record<string, string>>
 }
@@ -98,7 +102,9 @@ SELECT ow.tenant_id AS owner, ow.status AS current, m.json, m.previous,
 FROM (SELECT 1) one LEFT JOIN ow ON true LEFT JOIN m ON true`
 
 const head = (o: WriteOptions) => `
-WITH ow AS (SELECT t.tenant_id, ${o.columns.some((c) => c.name === "status") ? "t.status" : "NULL::text AS status"}
+WITH ow AS (SELECT t.tenant_id, ${
+  o.current !== undefined ? `t.${ident(o.current)}::text AS status` : o.columns.some((c) => c.name === "status") ? "t.status" : "NULL::text AS status"
+}
             FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")})
     , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [])})`
 
@@ -127,17 +133,23 @@ const lockThenUpdate = (o: WriteOptions, sets: ReadonlyArray<string>, previous: 
  * PATCH as one statement: the row of the tenant takes `changes` (unless a reference is missing),
  * and `events` are appended from the updated row.
  */
-export const updateStatement = (o: WriteOptions & { readonly changes: Readonly<Record<string, unknown>>; readonly events: ReadonlyArray<EventPlan> }) => {
-  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), "updated_at = now()"]
+export const updateStatement = (
+  o: WriteOptions & {
+    readonly changes: Readonly<Record<string, unknown>>
+    readonly events: ReadonlyArray<EventPlan>
+    readonly stamps?: Readonly<Record<string, Stamp>>
+  }
+) => {
+  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), ...stampSql(o.stamps ?? {}), "updated_at = now()"]
   const write = o.previous === undefined
     ? `
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}
   FROM jsonb_populate_record(null::${o.table}, $3::jsonb) r
-  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} AND NOT EXISTS (SELECT 1 FROM bad)
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} AND ${o.guard ?? "true"} AND NOT EXISTS (SELECT 1 FROM bad)
   RETURNING t.*, ${recordJson(o.table, "t")} AS json, NULL::text AS previous
 )`
-    : lockThenUpdate(o, sets, `t.${ident(o.previous.column)}::text`)
+    : lockThenUpdate(o, sets, `t.${ident(o.previous.column)}::text`, o.guard)
   return `${head(o)}${write}${finish(o, o.events.map((event) => ({
     event,
     from: o.previous === undefined ? "m" : `m WHERE ${o.previous.eventsWhen}`,
@@ -249,13 +261,16 @@ export const recordWrites = <T>(
       id: string,
       changes: Readonly<Record<string, unknown>>,
       events: ReadonlyArray<EventPlan>,
-      refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = []
+      refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = [],
+      stamps: Readonly<Record<string, Stamp>> = {}
     ): Effect.Effect<PatchOutcome<T>, SqlError> => {
-      const statement = cached(`patch ${shapeKey(changes)} ${events.map((e) => e.type).join(",")}`, () => updateStatement({ ...o, changes, events }))
+      const key = `patch ${shapeKey(changes)} ${events.map((e) => e.type).join(",")} ${Object.entries(stamps).map(([c, s]) => `${c}=${s}`).sort().join(",")}`
+      const statement = cached(key, () => updateStatement({ ...o, changes, events, stamps }))
       return runWrite(sql, statement, tenantId, id, changes, refs).pipe(Effect.map((row) => ({
         owner: row.owner ?? undefined,
         record: row.json === null ? undefined : jsonText<T>(row.json),
-        missingRefs: row.missing_refs
+        missingRefs: row.missing_refs,
+        current: row.current ?? undefined
       })))
     },
     /** A guarded move; `more` are the parameters from $5 on that the store's additions use. */

@@ -41,6 +41,8 @@ export interface PatchOutcome<A> {
   readonly record: JsonText<A> | undefined
   /** Indexes of the checked references that are not the tenant's (nothing is changed then). */
   readonly missingRefs: ReadonlyArray<number>
+  /** The value, before the write, of the column the store reports for the record's rules (its status, an issue's type). */
+  readonly current?: string | undefined
 }
 
 /** The answer to a one-statement PATCH: the record, or 404 / 403 / 422 (in spec 7.4 order). */

@@ -5,10 +5,11 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Issue, type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows, updateRow } from "../rows.ts"
+import { insertRows } from "../rows.ts"
+import { Catalog } from "../catalog.ts"
 import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { stampSql } from "../moves.ts"
+import { recordWrites } from "../moves.ts"
 import { liveCondition, readOwned } from "../json.ts"
 
 // severity and status sort by rank (low → critical, open → closed), not alphabetically
@@ -30,6 +31,17 @@ const live = liveCondition.issues
 
 export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const writes = recordWrites<Issue>(sql, {
+    table: "issues",
+    columns: (yield* Catalog).columns("issues"),
+    refTables: ["profiles"],
+    // the answer's `current` is the issue's type: the domain names the NCR rule a refusal broke
+    current: "issue_type",
+    // an NCR keeps its severity (spec 4.7)
+    guard: "NOT (t.issue_type = 'ncr' AND coalesce($3::jsonb -> 'severity' = 'null'::jsonb, false))",
+    // ncr.verified when an NCR's verifier changes (to someone: the domain plans it only then)
+    previous: { column: "verified_by_id", eventsWhen: "m.issue_type = 'ncr' AND m.previous IS DISTINCT FROM m.verified_by_id::text" }
+  })
   return IssueStore.of({
     insert: (issue, stamps: IssueStamps) => {
       // a stamp on create means "now": the column rides along as null and takes now() as its default
@@ -68,11 +80,8 @@ export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
         Effect.map((rows) => rows[0]),
         Effect.orDie
       ),
-    update: (tenantId, id, changes, stamps) =>
-      updateRow<IssueRow>(sql, "issues", tenantId, id, changes, {
-        extraSet: stampSql(stamps as Readonly<Record<string, Stamp>>),
-        where: `AND ${live("t")}`
-      }).pipe(mapConstraints),
+    patch: (tenantId, id, changes, plan) =>
+      writes.patch(tenantId, id, changes, plan.events, plan.refs, plan.stamps as Readonly<Record<string, Stamp>>).pipe(mapConstraints),
     nextNcrNumber: (tenantId, year) =>
       sql<{ last_value: number }>`
         INSERT INTO ncr_counters (tenant_id, year, last_value) VALUES (${tenantId}, ${year}, 1)

@@ -1,5 +1,5 @@
 // Issues and NCRs: create, list, read, update (spec 4.7). No delete: the spec has none.
-import { emitter, issueEvent, Outbox } from "../events.ts"
+import { emitter, eventPlan, issueEvent, Outbox } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -10,7 +10,7 @@ import type { JsonText } from "../json.ts"
 import { renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, isNameCandidate, validationFailed, type ValidationDetail } from "../validation.ts"
 import {
   formatNcrNumber,
@@ -52,7 +52,7 @@ export class Issues extends Context.Service<Issues, {
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Issue>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<Issue>, NotFound | Forbidden, Services>
   /** PATCH: verified_by_id stamps verified_at, status stamps or clears resolved_at, in the same statement. */
-  readonly update: (id: string, input: unknown) => Effect.Effect<Issue, NotFound | Forbidden | Conflict | ValidationFailed, Services>
+  readonly update: (id: string, input: unknown) => Effect.Effect<JsonText<Issue>, NotFound | Forbidden | Conflict | ValidationFailed, Services>
 }>()("mes/domain/Issues") {
   static readonly layer = Layer.effect(Issues, Effect.gen(function*() {
     const store = yield* IssueStore
@@ -63,13 +63,13 @@ export class Issues extends Context.Service<Issues, {
     const decodeCreate = decodeInput(IssueCreate, ENTITY, { record: Issue })
     const decodePatch = decodePatchInput(IssuePatch, ENTITY)
 
+    const taken = (value: unknown) => new Conflict({ message: `an issue with ncr_number ${value} already exists`, field: "ncr_number" })
+
     /** spec 7.4: a duplicate ncr_number is 409 even when other fields are invalid. */
     const refuseTakenNumber = (tenantId: string, body: unknown, exceptId?: string) =>
       Effect.gen(function*() {
         const value = (body as Record<string, unknown>)?.ncr_number
-        if (isNcrNumber(value) && (yield* store.ncrNumberTaken(tenantId, value, exceptId))) {
-          return yield* new Conflict({ message: `an issue with ncr_number ${value} already exists`, field: "ncr_number" })
-        }
+        if (isNcrNumber(value) && (yield* store.ncrNumberTaken(tenantId, value, exceptId))) return yield* taken(value)
       })
 
     /** The next free generated number; skips numbers a client already used (DECISIONS: numbering). */
@@ -118,26 +118,26 @@ export class Issues extends Context.Service<Issues, {
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("issues", id)
           const body = renameAliases(raw, issueAliases)
+          // spec 7.4: 404 / 403, then 409, then 422; the owner and the number are looked up only when the body is refused
+          const input = yield* decodePatch(body).pipe(
+            Effect.tapError(() => Effect.andThen(ensureOwned("issues", id), refuseTakenNumber(tenant.id, body, id)))
+          )
+          const refs = profileRefs(input)
+          const outcome = yield* store.patch(tenant.id, id, input, {
+            refs: checkedReferences(refs),
+            stamps: { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) },
+            // ncr.verified when an NCR gets a verifier (spec 6.1: corrective action verified); the store writes it only on a change
+            events: input.verified_by_id != null ? [eventPlan("ncr.verified")] : []
+          }).pipe(Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "ncr_number" ? taken(input.ncr_number) : e)))
+          yield* checkOwner("issues", id, outcome.owner)
+          if (outcome.record !== undefined) return outcome.record
+          // refused: a number taken elsewhere is 409 before the 422 of the references and the NCR's severity
           yield* refuseTakenNumber(tenant.id, body, id)
-          const input = yield* decodePatch(body)
-          const current = yield* store.get(tenant.id, id)
-          if (current === undefined) return yield* new NotFound({ entity: ENTITY, id })
-          const details = yield* checkReferences(ENTITY, body, profileRefs(input))
-          if (current.issue_type === "ncr" && input.severity === null) details.push(severityRequired(body))
-          yield* failIfAny(ENTITY, details)
-          const stamps = { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) }
-          return yield* tx.transaction(Effect.gen(function*() {
-            const row = yield* store.update(tenant.id, id, input, stamps)
-            if (row === undefined) return yield* new NotFound({ entity: ENTITY, id })
-            const issue = presentIssue(row)
-            // ncr.verified when an NCR gets a verifier (spec 6.1: corrective action verified)
-            if (row.issue_type === "ncr" && input.verified_by_id != null && input.verified_by_id !== current.verified_by_id) {
-              yield* emit([issueEvent("ncr.verified", issue)])
-            }
-            return issue
-          }))
+          const details = missingReferenceDetails(ENTITY, body, refs, outcome.missingRefs)
+          if (outcome.current === "ncr" && input.severity === null) details.push(severityRequired(body))
+          if (details.length > 0) return yield* validationFailed(ENTITY, details)
+          return yield* new NotFound({ entity: ENTITY, id })
         }))
     })
   }))

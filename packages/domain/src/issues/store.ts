@@ -5,7 +5,9 @@ import type { NewRow } from "../jobs/store.ts"
 import type { Stamp } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Issue, IssueListSpec, IssueRow } from "./schema.ts"
-import type { Owned } from "../crud.ts"
+import type { Owned, PatchOutcome } from "../crud.ts"
+import type { EventPlan } from "../events.ts"
+import type { CheckedReference } from "../jobs/store.ts"
 
 export type IssueListQuery = ListQuery<IssueListSpec["filters"], IssueListSpec["sort"][number]>
 
@@ -20,13 +22,18 @@ export class IssueStore extends Context.Service<IssueStore, {
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Issue>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<IssueRow | undefined>
-  /** Updates columns and applies the stamps in one statement; undefined when no live row matched. */
-  readonly update: (
+  /**
+   * PATCH as one statement: the owner of the id, the references checked, the changes with their stamps, and `events`
+   * about the updated record. An NCR's severity is not cleared (nothing is changed then; `current` is the issue's
+   * type); ncr.verified is written only for an NCR whose verifier the PATCH changes, after the row lock, so
+   * concurrent PATCHes with one verifier write it once. A duplicate ncr_number is a Conflict.
+   */
+  readonly patch: (
     tenantId: string,
     id: string,
     changes: Readonly<Record<string, unknown>>,
-    stamps: IssueStamps
-  ) => Effect.Effect<IssueRow | undefined, Conflict>
+    plan: { readonly refs: ReadonlyArray<CheckedReference>; readonly stamps: IssueStamps; readonly events: ReadonlyArray<EventPlan> }
+  ) => Effect.Effect<PatchOutcome<Issue>, Conflict>
   /**
    * Bumps the tenant's NCR counter for `year` and returns the new value (1 for the first NCR of the
    * year). Atomic: concurrent callers get distinct values; inside a transaction the bump rolls back with it.
