@@ -268,13 +268,21 @@ describe("/api-templates and /api-templates/items", () => {
 
   it("apply: 422 without ids, 400 for malformed ids, 404 unknown, 403 another tenant's, 409 inactive", async () => {
     const t = (await api.get("/api-templates?search=Saw")).body.data.templates[0]
+    const before = { substeps: (await api.get(`/api-substeps?operation_id=${mine.op}`)).body.data.pagination.total, events: (await events("step.added")).length }
     expectDetail(await api.post(`/api-templates/apply?id=${t.id}`), "operation_id", "NOT_NULL")
+    expectError(await api.post(`/api-templates/apply?id=${t.id}&operation_id=00000000-0000-4000-8000-000000000000`), 404, "NOT_FOUND")
     expectError(await api.post(`/api-templates/apply?id=${t.id}&operation_id=nope`), 400, "BAD_REQUEST")
     expectError(await api.post(`/api-templates/apply?id=00000000-0000-4000-8000-000000000000&operation_id=${mine.op}`), 404, "NOT_FOUND")
     const theirJob = (await other.post("/api-jobs", nestedJob("THEIRS-1"))).body.data
     expectError(await api.post(`/api-templates/apply?id=${t.id}&operation_id=${theirJob.parts[0].operations[0].operation_id}`), 403, "FORBIDDEN")
+    const theirTemplate = (await other.post("/api-templates", { name: "Theirs", items: [{ description: "x" }] })).body.data.template
+    expectError(await api.post(`/api-templates/apply?id=${theirTemplate.id}&operation_id=${mine.op}`), 403, "FORBIDDEN")
     await api.patch(`/api-templates?id=${t.id}`, { active: false })
     expectError(await api.post(`/api-templates/apply?id=${t.id}&operation_id=${mine.op}`), 409, "CONFLICT")
+    // 403 for the operation before 409 for the template; no refusal writes a substep or an event
+    expectError(await api.post(`/api-templates/apply?id=${t.id}&operation_id=${theirJob.parts[0].operations[0].operation_id}`), 403, "FORBIDDEN")
+    expect((await api.get(`/api-substeps?operation_id=${mine.op}`)).body.data.pagination.total).toBe(before.substeps)
+    expect((await events("step.added")).length).toBe(before.events)
   })
 })
 

@@ -132,17 +132,22 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
     unique: (value) => sql`name = ${value}`
   })
   const substepField = fieldOf(catalog.columns("substeps"), "m")
+  // the owners of both ids and the template's state ride along: one statement answers 404 / 403 / 409 or the substeps
   const applyStatement = `
-    WITH base AS (SELECT coalesce(max(s.sequence), 0) AS top FROM substeps s WHERE s.tenant_id = $1 AND s.operation_id = $3),
+    WITH tw AS (SELECT t.tenant_id, t.active FROM substep_templates t WHERE t.id = $2),
+    ow AS (SELECT o.tenant_id FROM operations o WHERE o.id = $3 AND ${liveCondition.operations("o")}),
+    base AS (SELECT coalesce(max(s.sequence), 0) AS top FROM substeps s WHERE s.tenant_id = $1 AND s.operation_id = $3),
     m AS (
       INSERT INTO substeps AS s (tenant_id, id, operation_id, description, sequence)
       SELECT $1, mes_uuid7(), $3, i.description, base.top + row_number() OVER (ORDER BY i.sequence)
       FROM substep_template_items i CROSS JOIN base
       WHERE i.tenant_id = $1 AND i.template_id = $2
+        AND EXISTS (SELECT 1 FROM tw, ow WHERE tw.tenant_id = $1 AND tw.active AND ow.tenant_id = $1)
       RETURNING s.*, substeps_json(s) AS json
     ),
     ${insertEvents("$1", [{ event: eventPlan("step.added"), from: "m", orderBy: "m.sequence", payload: { field: substepField, record: "m.json" } }])}
-    SELECT json FROM m ORDER BY sequence`
+    SELECT (SELECT tenant_id FROM tw) AS template_owner, (SELECT tenant_id FROM ow) AS operation_owner,
+      coalesce((SELECT active FROM tw), false) AS active, ARRAY(SELECT json FROM m ORDER BY sequence) AS substeps`
   return TemplateStore.of({
     ...base,
     // the template and its items in one transaction; items take ids from the database, in the given order
@@ -165,8 +170,16 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
         return JSON.parse(r!.json) as Template
       })).pipe(mapConstraints),
     apply: (tenantId, templateId, operationId) =>
-      sql.unsafe<{ json: string }>(applyStatement, [tenantId, templateId, operationId]).pipe(
-        Effect.map((rows) => rows.map((r) => JSON.parse(r.json) as Substep)),
+      sql.unsafe<{ template_owner: string | null; operation_owner: string | null; active: boolean; substeps: ReadonlyArray<string> }>(
+        applyStatement,
+        [tenantId, templateId, operationId]
+      ).pipe(
+        Effect.map(([r]) => ({
+          templateOwner: r!.template_owner ?? undefined,
+          operationOwner: r!.operation_owner ?? undefined,
+          active: r!.active,
+          substeps: r!.substeps.map((json) => JSON.parse(json) as Substep)
+        })),
         Effect.orDie
       )
   })

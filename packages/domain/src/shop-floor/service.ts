@@ -8,7 +8,7 @@ import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
 import { CurrentTenant, References } from "../ports.ts"
 import { instantOf, requireId } from "../query.ts"
-import { ensureOwned, type Reference } from "../references.ts"
+import { checkOwner, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import {
   Assignment,
@@ -209,10 +209,18 @@ export class Assignments extends Context.Service<Assignments, Crud<Assignment>>(
 export class TemplateStore extends Context.Service<TemplateStore, CrudStore<Template> & {
   /**
    * Copies the template's items into the operation's substeps (sequences after the operation's last), with a
-   * step.added event each, in one statement; the substeps made, in order.
+   * step.added event each, in one statement, when both are the tenant's and the template is active; with the owners
+   * of both ids (404 / 403) and whether the template is active. The substeps made, in order.
    */
-  readonly apply: (tenantId: string, templateId: string, operationId: string) => Effect.Effect<ReadonlyArray<Substep>>
+  readonly apply: (tenantId: string, templateId: string, operationId: string) => Effect.Effect<TemplateApplied>
 }>()("mes/domain/TemplateStore") {}
+/** What applying a template found and made (TemplateStore.apply). */
+export interface TemplateApplied {
+  readonly templateOwner: string | undefined
+  readonly operationOwner: string | undefined
+  readonly active: boolean
+  readonly substeps: ReadonlyArray<Substep>
+}
 export class TemplateItemStore extends Context.Service<TemplateItemStore, CrudStore<TemplateItem>>()("mes/domain/TemplateItemStore") {}
 
 const TEMPLATE = "template"
@@ -261,12 +269,12 @@ export class Templates extends Context.Service<Templates, Crud<Template> & {
           const tenant = yield* CurrentTenant
           const id = yield* requireId(query)
           const operationId = yield* requireId(query, "operation_id")
-          yield* ensureOwned("substep_templates", id)
-          yield* ensureOwned("operations", operationId)
-          const template = yield* store.get(tenant.id, id)
-          if (template !== undefined && !template.active) return yield* new Conflict({ message: `template ${id} is inactive`, field: "id" })
-          return yield* store.apply(tenant.id, id, operationId)
-        }).pipe(Effect.provideService(References, references))
+          const applied = yield* store.apply(tenant.id, id, operationId)
+          yield* checkOwner("substep_templates", id, applied.templateOwner)
+          yield* checkOwner("operations", operationId, applied.operationOwner)
+          if (!applied.active) return yield* new Conflict({ message: `template ${id} is inactive`, field: "id" })
+          return applied.substeps
+        })
     })
   }))
 }
