@@ -121,6 +121,24 @@ describe("/api-batches", () => {
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
   })
 
+  it("PATCH of fields: references checked in its statement (a refusal changes nothing), a parent without a cycle, 409 for a taken number", async () => {
+    const parent = await newBatch()
+    const b = await newBatch()
+    const refused = await api.patch(`/api-batches?id=${b.id}`, { cell_id: foreignCell, notes: "half" })
+    expectDetail(refused, "cell_id", "FK_CONSTRAINT")
+    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(b)
+    const both = await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id, cell_id: foreignCell })
+    expect(both.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["cell_id", "FK_CONSTRAINT"], ["parent_batch_id", "CIRCULAR_REFERENCE"]])
+    const patched = await api.patch(`/api-batches?id=${b.id}`, { notes: "nested", material: "S235", parent_batch_id: parent.id })
+    expect(patched.status).toBe(200)
+    expect(patched.body.data.batch).toMatchObject({ id: b.id, notes: "nested", material: "S235", parent_batch_id: parent.id, cell_id: b.cell_id, status: "draft" })
+    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(patched.body.data.batch)
+    expectDetail(await api.patch(`/api-batches?id=${parent.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    expectError(await api.patch(`/api-batches?id=${b.id}`, { batch_number: parent.batch_number }), 409, "CONFLICT")
+    expectError(await api.patch(`/api-batches?id=00000000-0000-4000-8000-000000000000`, { notes: "x" }), 404, "NOT_FOUND")
+    expectError(await api.delete(`/api-batches?id=00000000-0000-4000-8000-000000000000`), 404, "NOT_FOUND")
+  })
+
   it("another tenant's batch is 403; a foreign parent batch is 422", async () => {
     const b = await newBatch()
     expectError(await other.get(`/api-batches?id=${b.id}`), 403, "FORBIDDEN")

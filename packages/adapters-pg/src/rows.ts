@@ -40,35 +40,6 @@ export const insertRows = <T extends { readonly id: string }>(
   })
 
 /**
- * UPDATE one row from a partial object; `extraSet` adds raw assignments and `where` a raw condition
- * (lifecycle moves use `moveRow`). Returns the updated row or undefined.
- */
-export const updateRow = <T extends object>(
-  sql: SqlClient,
-  table: string,
-  tenantId: string,
-  id: string,
-  changes: Readonly<Record<string, unknown>>,
-  options: { readonly extraSet?: ReadonlyArray<string>; readonly where?: string } = {}
-): Effect.Effect<T | undefined, SqlError> =>
-  Effect.gen(function*() {
-    const cols = Object.keys(changes).filter((k) => changes[k] !== undefined)
-    const sets = [
-      ...cols.map((c) => `${ident(c)} = r.${ident(c)}`),
-      ...(options.extraSet ?? []),
-      `updated_at = now()`
-    ]
-    const rows = yield* sql.unsafe<T>(
-      `UPDATE ${ident(table)} t SET ${sets.join(", ")}
-       FROM jsonb_populate_record(null::${ident(table)}, $3::jsonb) r
-       WHERE t.tenant_id = $1 AND t.id = $2 ${options.where ?? ""}
-       RETURNING t.*`,
-      [tenantId, id, JSON.stringify(changes)]
-    )
-    return rows[0] === undefined ? undefined : withoutDoc(rows[0])
-  })
-
-/**
  * A lifecycle move as ONE statement: lock the row only while its status is one of `from`, then set
  * `to`, the extra SET clauses (timestamps) and `changes`; returns the new row and the status it
  * had. Under concurrency the second mover re-checks the status after the first commits and gets
@@ -113,12 +84,6 @@ export const moveRow = <T extends object>(
     const { _previous, ...row } = first
     return { row: withoutDoc(row) as unknown as T, previous: _previous }
   })
-
-/** DELETE one row of the tenant; false when none matched. */
-export const deleteRow = (sql: SqlClient, table: string, tenantId: string, id: string): Effect.Effect<boolean, SqlError> =>
-  sql.unsafe<{ id: string }>(`DELETE FROM ${ident(table)} WHERE tenant_id = $1 AND id = $2 RETURNING id`, [tenantId, id]).pipe(
-    Effect.map((rows) => rows.length > 0)
-  )
 
 /** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */
 export const ancestors = (sql: SqlClient, table: string, parentColumn: string, tenantId: string, id: string): Effect.Effect<Array<string>, SqlError> =>

@@ -15,7 +15,7 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, deleteRow, insertRows, moveRow, updateRow } from "../rows.ts"
+import { ancestors, insertRows, moveRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
@@ -82,7 +82,12 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  const writes = recordWrites<Batch>(sql, { table: "batches", columns: catalog.columns("batches"), refTables: ["profiles"], additions: batchStart(catalog) })
+  const writes = recordWrites<Batch>(sql, {
+    table: "batches",
+    columns: catalog.columns("batches"),
+    refTables: ["profiles", "cells", "batches"],
+    additions: batchStart(catalog)
+  })
 
   const get = (tenantId: string, id: string) =>
     sql<Batch>`SELECT b.*, ${sql.literal(OPERATION_IDS)} FROM batches b WHERE b.tenant_id = ${tenantId} AND b.id = ${id}`.pipe(
@@ -128,13 +133,8 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     },
     get,
     read: (tenantId, id) => readOwned<Batch>(sql, "batches", tenantId, id),
-    update: (tenantId, id, changes) =>
-      updateRow<{ id: string }>(sql, "batches", tenantId, id, changes).pipe(
-        Effect.flatMap((row) => (row === undefined ? Effect.succeed(undefined) : get(tenantId, id))),
-        mapConstraints
-      ),
-    remove: (tenantId, id) =>
-      deleteRow(sql, "batches", tenantId, id).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     move: (tenantId, id, move, changes) =>
       moveRow<{ id: string }>(sql, "batches", tenantId, id, {
         from: move.from,

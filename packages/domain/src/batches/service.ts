@@ -5,7 +5,7 @@ import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../ev
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { readOwned } from "../crud.ts"
+import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
 import { actionPlan, refuseAction, rowEvents, runAction, settleMove, type Transition } from "../lifecycle.ts"
@@ -47,8 +47,11 @@ export class Batches extends Context.Service<Batches, {
   readonly create: (input: unknown) => Effect.Effect<Batch, Conflict | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Batch>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<Batch>, NotFound | Forbidden, Services>
-  /** Field updates; `status` moves draft → ready (or cancels a batch not yet started). */
-  readonly update: (id: string, input: unknown) => Effect.Effect<Batch, Problem, Services>
+  /**
+   * Field updates; `status` moves draft → ready (or cancels a batch not yet started). The record as the store answered
+   * it: JSON text from a PATCH of fields alone, one statement.
+   */
+  readonly update: (id: string, input: unknown) => Effect.Effect<Batch | JsonText<Batch>, Problem, Services>
   readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
   /** start | stop (spec 3.3); emits batch.started / batch.completed and the operations' and parts' events. */
   readonly transition: (id: string, action: "start" | "stop", body: unknown) => Effect.Effect<BatchTransitioned, Problem, Services>
@@ -206,22 +209,30 @@ export class Batches extends Context.Service<Batches, {
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("batches", id)
-          const patch = yield* decodePatch(raw)
-          const details = [...(yield* checkReferences("batch", raw, fieldRefs(patch))), ...(yield* parentCycle(raw, id, patch.parent_batch_id))]
-          yield* failIfAny("batch", details)
+          // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
+          const patch = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
           const { status, ...changes } = patch
+          const refs = fieldRefs(patch)
           if (status === undefined) {
-            return (yield* store.update(tenant.id, id, changes)) ?? (yield* new NotFound({ entity: "batch", id }))
+            // fields: one statement, the references checked in it; a new parent's chain is read first (a cycle is 422)
+            if (patch.parent_batch_id != null) {
+              yield* ensureOwned("batches", id)
+              const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
+              if (cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
+            }
+            const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
+            return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
+          // a move: checked first, then guarded
+          yield* ensureOwned("batches", id)
+          yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...(yield* parentCycle(raw, id, patch.parent_batch_id))])
           const moved = yield* runAction({ ...mover(tenant.id, id, changes), action: status === "ready" ? "ready" : "cancel" })
           return moved.row
         })),
       remove: (id) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("batches", id)
-          if (!(yield* store.remove(tenant.id, id))) return yield* new NotFound({ entity: "batch", id })
+          yield* settleRemove("batches", id, yield* store.remove(tenant.id, id))
         })),
       transition: (id, action, raw) =>
         action === "start" ? start(id, raw) : withRefs(Effect.gen(function*() {

@@ -5,7 +5,7 @@ import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
 import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
-import type { Owned } from "../crud.ts"
+import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
 export type BatchRow = Omit<Batch, "operation_ids">
@@ -24,8 +24,10 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Batch>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Batch | undefined>
-  readonly update: (tenantId: string, id: string, changes: Readonly<Record<string, unknown>>) => Effect.Effect<Batch | undefined, Conflict>
-  readonly remove: (tenantId: string, id: string) => Effect.Effect<boolean, Conflict>
+  /** PATCH of fields as one statement: the owner of the id, the references (cells, batches) checked, the update. */
+  readonly patch: PatchStatement<Batch>
+  /** Delete as one statement, with the owner of the id. */
+  readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   readonly move: (
     tenantId: string,
     id: string,
