@@ -64,6 +64,29 @@ describe("POST /api-parts", () => {
     expect(res2.body.error.details[0]).toMatchObject({ field: "parent_part_id", constraint: "FK_CONSTRAINT" })
   })
 
+  it("checks job, cell and material in the create's statement: a foreign job is the only detail; a refusal writes nothing", async () => {
+    const count = async (query: string) => (await h.sql(query, [tenantA]))[0]!.n as number
+    const state = async () => ({
+      parts: await count("SELECT count(*)::int AS n FROM parts WHERE tenant_id = $1"),
+      usage: await count("SELECT current_month_parts AS n FROM tenant_usage WHERE tenant_id = $1"),
+      events: await count("SELECT count(*)::int AS n FROM event_log WHERE tenant_id = $1 AND event_type = 'part.created'")
+    })
+    const before = await state()
+    const foreignJob = (await other.post("/api-jobs", nestedJob("B-2"))).body.data.job_id
+    const foreignCell = (await other.post("/api-cells", { name: "Their saw" })).body.data.cell.id
+    const onlyJob = await newPart({ job_id: foreignJob, current_cell_id: foreignCell })
+    expect(onlyJob.status).toBe(422)
+    expect(onlyJob.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["job_id", "FK_CONSTRAINT"]])
+    const both = await newPart({ current_cell_id: foreignCell, material_id: "00000000-0000-4000-8000-000000000000" })
+    expect(both.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["current_cell_id", "FK_CONSTRAINT"], ["material_id", "FK_CONSTRAINT"]])
+    expect(await state()).toEqual(before)
+    const made = (await newPart({ part_number: "ONE-STATEMENT" })).body.data.part
+    expect(await state()).toEqual({ parts: before.parts + 1, usage: before.usage + 1, events: before.events + 1 })
+    const [event] = await h.sql("SELECT data FROM event_log WHERE tenant_id = $1 AND event_type = 'part.created' ORDER BY seq DESC LIMIT 1", [tenantA])
+    const data = typeof event!.data === "string" ? JSON.parse(event!.data) : event!.data
+    expect(data).toEqual({ part_id: made.id, part_number: "ONE-STATEMENT", job_id: jobId, status: "not_started", part: made })
+  })
+
   it("collects every validation error of a bad body", async () => {
     const res = await api.post("/api-parts", { job_id: "nope", quantity: 0, drawing_no: "x".repeat(256) })
     expect(res.status).toBe(422)

@@ -7,7 +7,7 @@ import {
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { syncPartStatement } from "./sync.ts"
-import { ancestors, insertRows, withoutDoc } from "../rows.ts"
+import { ancestors, withoutDoc } from "../rows.ts"
 import { recordWrites } from "../moves.ts"
 import { completionRollUpSql } from "../rollup.ts"
 import { shapeKey, statementCache } from "../sql-text.ts"
@@ -32,13 +32,21 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const catalog = yield* Catalog
   const syncStatements = statementCache()
   const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells", "materials"] })
+  // a create: the job checked with the cell and material, the defaults, and the month's usage row (no counter row)
+  const creates = recordWrites<Part>(sql, {
+    table: "parts",
+    columns: catalog.columns("parts"),
+    refTables: ["jobs", "cells", "materials"],
+    insertValues: Object.fromEntries(Object.entries(partDefaults).map(([c, d]) => [c, `coalesce(r.${c}, ${d})`])),
+    ctes: [["u", "INSERT INTO part_usage (tenant_id, parts) SELECT m.tenant_id, 1 FROM m"]]
+  })
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )
   return PartStore.of({
-    insert: (part) => insertRows<Part>(sql, "parts", [part], partDefaults).pipe(Effect.map((rows) => rows[0]!), mapConstraints),
+    create: (part, plan) => creates.create(part, plan).pipe(mapConstraints),
     list: (tenantId, q: PartListQuery) =>
       Effect.gen(function*() {
         const f = q.filters

@@ -1,6 +1,6 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
 import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
-import { emitter, Outbox, partEvent } from "../events.ts"
+import { eventPlan } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -8,11 +8,10 @@ import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
 import { findOwned, readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
-import { TenantStore } from "../tenants/store.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
 import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
 
@@ -65,10 +64,7 @@ export class Parts extends Context.Service<Parts, {
   static readonly layer = Layer.effect(Parts, Effect.gen(function*() {
     const store = yield* PartStore
     const materialStore = yield* MaterialStore
-    const tenants = yield* TenantStore
     const references = yield* References
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
     const decodeCreate = decodeInput(PartCreate, "part", { record: Part })
@@ -86,19 +82,27 @@ export class Parts extends Context.Service<Parts, {
           const decoded = yield* decodeCreate(raw)
           const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decoded, path: [] }])
           const input = materials.records[0]!
-          const jobDetails = yield* checkReferences("part", raw, [{ table: "jobs", id: input.job_id, path: ["job_id"] }])
-          yield* failIfAny("part", jobDetails)
           const id = newId()
-          const { parent, details } = yield* resolveParent(raw, input.job_id, id, input)
-          const refDetails = yield* checkReferences("part", raw, cellRef(input))
-          yield* failIfAny("part", [...details, ...materials.details, ...refDetails])
+          const job: Reference = { table: "jobs", id: input.job_id, path: ["job_id"] }
+          let parent: string | null | undefined = null
+          if (input.parent_part_id != null || input.parent_part_number != null || materials.details.length > 0) {
+            // the parent rules read the job's parts and the chain first, once the job is known to be the tenant's
+            yield* failIfAny("part", yield* checkReferences("part", raw, [job]))
+            const resolved = yield* resolveParent(raw, input.job_id, id, input)
+            const details = [...resolved.details, ...materials.details]
+            if (details.length > 0) yield* failIfAny("part", [...details, ...(yield* checkReferences("part", raw, cellRef(input)))])
+            parent = resolved.parent
+          }
           const { parent_part_number: _n, parent_part_id: _p, ...fields } = input
-          return yield* tx.transaction(Effect.gen(function*() {
-            const part = yield* store.insert({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null })
-            yield* tenants.countParts(tenant.id, 1)
-            yield* emit([partEvent("part.created", part)])
-            return part
-          }))
+          // one statement: the job, cell and material checked in it (a job not the tenant's is the only detail then),
+          // the part, the month's usage row and part.created
+          const refs = [job, ...cellRef(input)]
+          return yield* store.create({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null }, {
+            refs: checkedReferences(refs),
+            events: [eventPlan("part.created")]
+          }).pipe(Effect.catchTag("MissingReferences", (e) =>
+            validationFailed("part", missingReferenceDetails("part", raw, refs, e.indexes.includes(0) ? [0] : e.indexes))
+          ))
         })),
       list: listWith(partListSpec, store.list),
       get: (id) => readOwned("parts", id, (tenantId) => store.read(tenantId, id)),

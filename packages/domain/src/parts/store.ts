@@ -5,12 +5,16 @@ import type { Conflict } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
-import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
+import type { CreatePlan, MissingReferences, Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
 export class PartStore extends Context.Service<PartStore, {
-  readonly insert: (part: NewRow<Part>) => Effect.Effect<Part, Conflict>
+  /**
+   * Create as one statement: the plan's references (the job first) checked, the part inserted only when they pass,
+   * its usage row (the month's part count) and the plan's events.
+   */
+  readonly create: (part: NewRow<Part>, plan: CreatePlan) => Effect.Effect<Part, Conflict | MissingReferences>
   readonly list: (tenantId: string, query: PartListQuery) => Effect.Effect<Slice<Part>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
