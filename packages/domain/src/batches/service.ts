@@ -213,19 +213,18 @@ export class Batches extends Context.Service<Batches, {
           const patch = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
           const { status, ...changes } = patch
           const refs = fieldRefs(patch)
+          if (status !== undefined || patch.parent_batch_id != null) {
+            // a move is checked first, then guarded; a new parent's chain is read first (a cycle is 422, with the
+            // references' details)
+            yield* ensureOwned("batches", id)
+            const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
+            if (status !== undefined || cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
+          }
           if (status === undefined) {
-            // fields: one statement, the references checked in it; a new parent's chain is read first (a cycle is 422)
-            if (patch.parent_batch_id != null) {
-              yield* ensureOwned("batches", id)
-              const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
-              if (cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
-            }
+            // fields: one statement, the references checked in it
             const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
             return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
-          // a move: checked first, then guarded
-          yield* ensureOwned("batches", id)
-          yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...(yield* parentCycle(raw, id, patch.parent_batch_id))])
           const moved = yield* runAction({ ...mover(tenant.id, id, changes), action: status === "ready" ? "ready" : "cancel" })
           return moved.row
         })),
