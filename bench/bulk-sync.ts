@@ -2,6 +2,9 @@
 // POST /api-jobs/bulk-sync of the compiled `mes serve`, the same 1,000 again (all unchanged), and the same rows
 // inserted by psql in one transaction (three multi-row INSERTs) into a second fresh database. "first import" is the
 // same bulk as the very first request of a server on a freshly migrated database (no warm-up, no statistics yet).
+// Then, on the measured server, 1,000 parts through POST /api-parts/bulk-sync (5 under each of 200 jobs synced
+// without parts) and 1,000 operations through POST /api-operations/bulk-sync (one per part, sequence left to the
+// database), each sent twice (created, then unchanged).
 //
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/bulk-sync.ts [rounds=3]
 import { execFileSync } from "node:child_process"
@@ -37,10 +40,10 @@ const body = (run: string) => ({
 const freshServer = async (name: string) => {
   const { env, tenant } = tenantDatabase(admin, name, ["--name", "Bench", "--plan", "enterprise"])
   const { stop, url } = await startMes(env)
-  const post = async (payload: unknown) => {
+  const post = async (payload: unknown, path = "/api-jobs/bulk-sync") => {
     const text = JSON.stringify(payload)
     const t0 = performance.now()
-    const res = await fetch(`${url}/api-jobs/bulk-sync`, { method: "POST", headers: { authorization: `Bearer ${tenant.api_key}`, "content-type": "application/json" }, body: text })
+    const res = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${tenant.api_key}`, "content-type": "application/json" }, body: text })
     const data = (await res.json()) as { data: Record<string, number> }
     const ms = performance.now() - t0
     if (res.status !== 200) throw new Error(`bulk-sync: ${res.status} ${JSON.stringify(data).slice(0, 300)}`)
@@ -50,6 +53,30 @@ const freshServer = async (name: string) => {
     await stop()
     psql(admin, ["-c", `DROP DATABASE ${name} WITH (FORCE)`])
   } }
+}
+
+/** 1,000 parts and then 1,000 operations bulk-synced under 200 jobs, each bulk twice: the four times. */
+const partsAndOperations = async (post: Awaited<ReturnType<typeof freshServer>>["post"], run: string) => {
+  const JOBS_OF_PARTS = 200
+  await post({ cells: [{ external_id: `${run}-cell`, external_source: "erp", name: "Bench cell" }] }, "/api-cells/bulk-sync")
+  await post({ items: Array.from({ length: JOBS_OF_PARTS }, (_, j) => ({ external_id: `${run}-K${j}`, external_source: "erp", job_number: `${run}-K${j}` })) })
+  const parts = Array.from({ length: JOBS_OF_PARTS * 5 }, (_, i) => ({
+    external_id: `${run}-Q${i}`, external_source: "erp", job_external_id: `${run}-K${Math.floor(i / 5)}`, part_number: `P-${i % 5}`, quantity: 3
+  }))
+  const operations = parts.map((p, i) => ({
+    external_id: `${run}-S${i}`, external_source: "erp", part_external_id: p.external_id, cell_name: "Bench cell", operation_name: "Cut"
+  }))
+  const timed = async (path: string, key: string, items: ReadonlyArray<object>, expect: "created" | "unchanged") => {
+    const r = await post({ [key]: items }, path)
+    if (r.data[expect] !== items.length) throw new Error(`${path}: ${JSON.stringify(r.data).slice(0, 300)}`)
+    return Math.round(r.ms)
+  }
+  return {
+    "parts 1,000 ms": await timed("/api-parts/bulk-sync", "parts", parts, "created"),
+    "parts again ms": await timed("/api-parts/bulk-sync", "parts", parts, "unchanged"),
+    "operations 1,000 ms": await timed("/api-operations/bulk-sync", "operations", operations, "created"),
+    "operations again ms": await timed("/api-operations/bulk-sync", "operations", operations, "unchanged")
+  }
 }
 
 const results: Array<Record<string, number | string>> = []
@@ -68,8 +95,9 @@ for (let round = 1; round <= rounds; round++) {
   await new Promise((r) => setTimeout(r, 2500))
   const first = await post(body(`r${round}`))
   const again = await post(body(`r${round}`))
-  await stop()
   if (first.data.created !== JOBS || again.data.unchanged !== JOBS) throw new Error(`unexpected results ${JSON.stringify([first.data.created, again.data.unchanged])}`)
+  const records = await partsAndOperations(post, `s${round}`)
+  await stop()
 
   // the same rows, inserted raw in one transaction into a fresh database with mes's schema
   const rawName = `${name}_raw`
@@ -108,7 +136,8 @@ for (let round = 1; round <= rounds; round++) {
     "bulk-sync create ms": Math.round(first.ms),
     "re-sync unchanged ms": Math.round(again.ms),
     "raw insert ms": Math.round(rawMs),
-    "bulk ÷ raw": +(first.ms / rawMs).toFixed(2)
+    "bulk ÷ raw": +(first.ms / rawMs).toFixed(2),
+    ...records
   })
   console.log(JSON.stringify(results.at(-1)))
 }

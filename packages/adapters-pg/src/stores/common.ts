@@ -82,14 +82,16 @@ export const missingReferences = (refs: string, tenant: string, tables: Readonly
   }`
 
 /** A statement's plans, $1 (a jsonb array), one per row of the CTE `rec` (`k` numbers them from 1, `v` is the plan). */
-const PLAN_RECORDS: PlanSource = { from: "rec", plan: "rec.v", key: "rec.k" }
+export const PLAN_RECORDS: PlanSource = { from: "rec", plan: "rec.v", key: "rec.k" }
+/** The CTE `rec` of PLAN_RECORDS. */
+export const planRecords = "rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k))"
 
 /**
  * The CTEs of a statement over nested job plans ($1: the plans, $2: the tenant): `rec`, the plans; `bad`, each
  * plan's `refs` that are not live rows of the tenant; and `names`, its `cell_names`, each with the id of the
  * tenant's cell of that name (NULL when there is none). `bad` and `names` say their plan `k`.
  */
-export const nestedPlanRecords = `rec AS MATERIALIZED (SELECT e.k, e.v FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e (v, k)),
+export const nestedPlanRecords = `${planRecords},
 bad AS (${missingReferences(`${PLAN_RECORDS.plan}->'refs'`, "$2", ["cells", "profiles", "materials"], PLAN_RECORDS)}),
 names AS MATERIALIZED (
   SELECT ${perRecord(PLAN_RECORDS).key}n.name, c.id FROM ${perRecord(PLAN_RECORDS).from}jsonb_array_elements_text(${PLAN_RECORDS.plan}->'cell_names') n (name)

@@ -25,8 +25,8 @@ import { operationDefaults } from "./jobs.ts"
 import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
 import { rollUp } from "../rollup.ts"
-import { syncOperationStatement } from "./sync.ts"
-import { arrayParam, shapeKey, statementCache, textArray } from "../sql-text.ts"
+import { givenKey, syncOperationsStatement } from "./sync.ts"
+import { arrayParam, statementCache, textArray } from "../sql-text.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -176,17 +176,19 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
           Effect.orDie
         ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
-    sync: (plan) =>
+    sync: (plans) =>
       Effect.gen(function*() {
-        const statement = syncStatements(shapeKey(plan.operation), () => syncOperationStatement(plan.operation, catalog))
-        const [row] = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
+        const rows = plans.map((p) => p.operation)
+        const statement = syncStatements(givenKey(rows, catalog.columns("operations")), () => syncOperationsStatement(plans, catalog))
+        const outcomes = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
           statement,
-          [JSON.stringify({ operation: plan.operation, part_external_id: plan.partExternalId, cell_name: plan.cellName }), plan.operation.tenant_id]
+          [JSON.stringify(plans.map((p) => ({ operation: p.operation, part_external_id: p.partExternalId, cell_name: p.cellName }))), plans[0]!.operation.tenant_id]
         )
-        const r = row!
-        return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
-          : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere }
+        return outcomes.map((r) =>
+          r.id !== null
+            ? { _tag: "Synced" as const, id: r.id, action: r.action! }
+            : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere }
+        )
       }).pipe(mapConstraints)
   })
 }))

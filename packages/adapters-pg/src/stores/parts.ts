@@ -6,11 +6,11 @@ import {
   type SyncAction, moveEvent, type Part, type PartListQuery, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { syncPartStatement } from "./sync.ts"
+import { givenKey, syncPartsStatement } from "./sync.ts"
 import { ancestors, withoutDoc } from "../rows.ts"
 import { recordWrites } from "../moves.ts"
 import { completionRollUpSql } from "../rollup.ts"
-import { shapeKey, statementCache } from "../sql-text.ts"
+import { statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
@@ -80,18 +80,19 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         Effect.orDie
       ),
     ancestors: (tenantId, id) => ancestors(sql, "parts", "parent_part_id", tenantId, id).pipe(Effect.orDie),
-    sync: (plan) =>
+    sync: (plans) =>
       Effect.gen(function*() {
-        const withParent = plan.parent !== undefined
-        const statement = syncStatements(`${withParent} ${shapeKey(plan.part)}`, () => syncPartStatement(plan.part, withParent, catalog))
-        const [row] = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
+        const rows = plans.map((p) => p.part)
+        const statement = syncStatements(givenKey(rows, catalog.columns("parts")), () => syncPartsStatement(plans, catalog))
+        const outcomes = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
           statement,
-          [JSON.stringify({ part: plan.part, job_external_id: plan.jobExternalId, refs: plan.refs, parent: plan.parent ?? null }), plan.part.tenant_id]
+          [JSON.stringify(plans.map((p) => ({ part: p.part, job_external_id: p.jobExternalId, refs: p.refs }))), plans[0]!.part.tenant_id]
         )
-        const r = row!
-        return r.id !== null
-          ? { _tag: "Synced" as const, id: r.id, action: r.action! }
-          : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
+        return outcomes.map((r) =>
+          r.id !== null
+            ? { _tag: "Synced" as const, id: r.id, action: r.action! }
+            : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
+        )
       }).pipe(mapConstraints),
     rollUp: (tenantId, partIds) =>
       partIds.length === 0

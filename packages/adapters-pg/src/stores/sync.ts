@@ -8,7 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect, type TableColumns } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
+import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, PLAN_RECORDS, planElements, planRecords } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
@@ -173,93 +173,130 @@ const keyOf = (alias: string, source: string, externalId: string) =>
   `${alias}.tenant_id = $2 AND ${alias}.external_source = ${source} AND ${alias}.external_id = ${externalId}`
 
 /**
- * PUT /api-parts/sync as one statement. $1: {part (plan id), job_external_id, refs, parent (a resolved
- * parent_part_id, when the request names one)}, $2: the tenant. The part goes under the job synced
- * with `job_external_id` from the same source; an existing part keeps its id and may not move.
+ * PUT /api-parts/sync, one record or a bulk of them, as one statement. $1: the plans, a jsonb array (each: part
+ * (plan id; parent_part_id when the request names a parent, resolved), job_external_id, refs), $2: the tenant.
+ * Each part goes under the job synced with `job_external_id` from the same source; an existing part keeps its
+ * id and may not move, and a field its record leaves out keeps its value. A created part is counted in the
+ * usage ledger; each written part has its part.created|updated, record by record. Answers one row per plan, in
+ * order: the id and action, or (nothing of that plan written) what refused it. The plans name distinct parts.
  */
-export const syncPartStatement = (part: object, withParent: boolean, catalog: Catalog["Service"]) => {
+export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object }>, catalog: Catalog["Service"]) => {
   const parts = catalog.columns("parts")
-  const src = "($1::jsonb->'part'->>'external_source')"
+  const src = "(rec.v->'part'->>'external_source')"
   return `
-WITH bad AS (${missingReferences("$1::jsonb->'refs'", "$2", ["cells", "materials"])}),
-owner AS (SELECT j.id FROM jobs j WHERE ${keyOf("j", src, "($1::jsonb->>'job_external_id')")} AND j.deleted_at IS NULL),
-existing AS (SELECT p.id, p.job_id FROM parts p WHERE ${keyOf("p", src, "($1::jsonb->'part'->>'external_id')")}),
-ok AS (
-  SELECT EXISTS (SELECT 1 FROM owner) AND NOT EXISTS (SELECT 1 FROM bad)
-    AND NOT EXISTS (SELECT 1 FROM existing, owner WHERE existing.job_id <> owner.id) AS ok
+WITH ${planRecords},
+bad AS (${missingReferences("rec.v->'refs'", "$2", ["cells", "materials"], PLAN_RECORDS)}),
+x AS MATERIALIZED (
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, s.job_id AS stored_job, owner.id AS job_id
+  FROM rec
+  LEFT JOIN LATERAL (SELECT p.id, p.job_id, p AS row FROM parts p WHERE ${keyOf("p", src, "(rec.v->'part'->>'external_id')")}) s ON true
+  CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", "rec.v->'part'")} OFFSET 0) y (r)
+  LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL
+),
+ok AS MATERIALIZED (
+  SELECT x.*, x.job_id IS NOT NULL AND x.k NOT IN (SELECT k FROM bad) AND coalesce(x.stored_job = x.job_id, true) AS ok FROM x
 ),
 p AS (
   ${
-    upsertByExternalKey(parts, "parts", {
-      from: "ok, owner, jsonb_populate_record(null::parts, $1::jsonb->'part') r",
-      row: "r",
-      overrides: {
-        id: "coalesce((SELECT id FROM existing), r.id)",
-        job_id: "owner.id",
-        ...(withParent ? { parent_part_id: "($1::jsonb->>'parent')::uuid" } : {})
-      },
-      where: "WHERE ok.ok"
-    }, { update: [...given([part], parts), ...(withParent ? ["parent_part_id"] : [])], sameParent: "job_id" })
+    upsertByExternalKey(parts, "parts", { from: "ok x", row: "x.r", overrides: { id: "x.id", job_id: "x.job_id" }, where: "WHERE x.ok" }, {
+      update: given(plans.map((p) => p.part), parts),
+      sameParent: "job_id"
+    })
   }
   RETURNING t.*, (xmax = 0) AS inserted
 ),
-u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, 1 FROM p WHERE p.inserted),
+pk AS (SELECT p.*, ok.k FROM p JOIN ok ON ok.id = p.id),
+u AS (INSERT INTO part_usage (tenant_id, parts) SELECT $2, count(*) FROM p WHERE p.inserted HAVING count(*) > 0),
 ${
     insertEvents("$2", [{
       event: eventPlan("part.created"),
-      typeSql: "CASE WHEN p.inserted THEN 'part.created' ELSE 'part.updated' END",
-      from: "p",
-      payload: { field: fieldOf(parts, "p"), record: "p.doc" }
+      typeSql: "CASE WHEN pk.inserted THEN 'part.created' ELSE 'part.updated' END",
+      from: "pk",
+      orderBy: "pk.k",
+      payload: { field: fieldOf(parts, "pk"), record: "pk.doc" }
     }])
 }
-SELECT CASE WHEN (SELECT ok FROM ok) THEN coalesce((SELECT id FROM p), (SELECT id FROM existing)) END AS id,
-  CASE WHEN NOT EXISTS (SELECT 1 FROM p) THEN 'unchanged' WHEN (SELECT inserted FROM p) THEN 'created' ELSE 'updated' END AS action,
-  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM p) AND NOT EXISTS (SELECT 1 FROM existing) THEN mes_conflict('sync overtaken') END AS overtaken,
-  NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
-  EXISTS (SELECT 1 FROM existing, owner WHERE existing.job_id <> owner.id) AS elsewhere,
-  ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs`
+SELECT CASE WHEN ok.ok THEN ok.id END AS id,
+  CASE WHEN pk.k IS NULL THEN 'unchanged' WHEN pk.inserted THEN 'created' ELSE 'updated' END AS action,
+  CASE WHEN ok.ok AND pk.k IS NULL AND ok.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken,
+  ok.job_id IS NULL AS no_owner, coalesce(ok.stored_job <> ok.job_id, false) AS elsewhere,
+  coalesce(r.a, '{}') AS missing_refs
+FROM ok LEFT JOIN pk ON pk.k = ok.k
+  LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r ON r.k = ok.k
+ORDER BY ok.k`
 }
 
+/** The columns that any of `rows` gives, as a statement cache key (a bulk's statement depends on nothing else). */
+export const givenKey = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>) => given(rows, columns).join(",")
+
 /**
- * PUT /api-operations/sync as one statement. $1: {operation (plan id; sequence may be absent),
- * part_external_id, cell_name}, $2: the tenant. A new operation without sequence comes after the
- * part's last; an existing one keeps its id, sequence (unless given) and part.
+ * PUT /api-operations/sync, one record or a bulk of them, as one statement. $1: the plans, a jsonb array (each:
+ * operation (plan id; sequence may be absent), part_external_id, cell_name), $2: the tenant. Each operation goes
+ * under the part synced with `part_external_id` from the same source, in the tenant's cell of that name; an
+ * existing one keeps its id, its part and (unless given) its sequence, and a field its record leaves out keeps its
+ * value. A new operation without sequence comes after its part's last, as if the records were synced one after
+ * another: after the stored operations and after what the records before it gave that part. Answers one row per
+ * plan, in order: the id and action, or (nothing of that plan written) what refused it. The plans name distinct
+ * operations (the domain sends a bulk whose records share an external key one by one).
  */
-export const syncOperationStatement = (operation: object, catalog: Catalog["Service"]) => {
+export const syncOperationsStatement = (plans: ReadonlyArray<{ readonly operation: object }>, catalog: Catalog["Service"]) => {
   const operations = catalog.columns("operations")
-  const src = "($1::jsonb->'operation'->>'external_source')"
-  const withSequence = given([operation], operations).includes("sequence")
+  const src = "(rec.v->'operation'->>'external_source')"
   return `
-WITH owner AS (SELECT p.id FROM parts p WHERE ${keyOf("p", src, "($1::jsonb->>'part_external_id')")}),
-cell AS (SELECT c.id FROM cells c WHERE c.tenant_id = $2 AND c.name = $1::jsonb->>'cell_name'),
-existing AS (SELECT o.id, o.part_id, o.sequence FROM operations o WHERE ${keyOf("o", src, "($1::jsonb->'operation'->>'external_id')")}),
-ok AS (
-  SELECT EXISTS (SELECT 1 FROM owner) AND EXISTS (SELECT 1 FROM cell)
-    AND NOT EXISTS (SELECT 1 FROM existing, owner WHERE existing.part_id <> owner.id) AS ok
+WITH ${planRecords},
+x AS MATERIALIZED (
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, s.part_id AS stored_part, owner.id AS part_id, cell.id AS cell_id,
+    (rec.v->'operation'->>'sequence')::int AS given_sequence
+  FROM rec
+  LEFT JOIN LATERAL (SELECT o.id, o.part_id, o AS row FROM operations o WHERE ${keyOf("o", src, "(rec.v->'operation'->>'external_id')")}) s ON true
+  CROSS JOIN LATERAL (SELECT ${synced("operations", "s.row", "rec.v->'operation'")} OFFSET 0) y (r)
+  LEFT JOIN parts owner ON ${keyOf("owner", src, "(rec.v->>'part_external_id')")}
+  LEFT JOIN cells cell ON cell.tenant_id = $2 AND cell.name = rec.v->>'cell_name'
+),
+ok AS MATERIALIZED (
+  SELECT x.*, x.part_id IS NOT NULL AND x.cell_id IS NOT NULL AND coalesce(x.stored_part = x.part_id, true) AS ok,
+    x.stored_id IS NULL AND x.given_sequence IS NULL AS auto
+  FROM x
+),
+-- the sequence of a new operation without one: a = how many such operations of its part up to it, so the
+-- k-th comes a after the highest sequence its part had when the last record that gave one was synced
+numbered AS (
+  SELECT ok.k, ok.part_id, ok.auto, ok.stored_id, ok.given_sequence,
+    count(*) FILTER (WHERE ok.auto) OVER w AS a,
+    min(ok.k) FILTER (WHERE ok.auto) OVER (PARTITION BY ok.part_id) AS first_auto
+  FROM ok WHERE ok.ok
+  WINDOW w AS (PARTITION BY ok.part_id ORDER BY ok.k)
+),
+after AS (
+  SELECT n.k, n.part_id, n.auto, n.stored_id, n.given_sequence, n.a, n.first_auto,
+    max(n.given_sequence - n.a) OVER (PARTITION BY n.part_id ORDER BY n.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS given_before
+  FROM numbered n
+),
+-- the part's stored operations before its first new one without sequence, but those that records before it re-sequence
+top AS (
+  SELECT f.part_id, (
+    SELECT coalesce(max(o.sequence), 0) FROM operations o WHERE o.tenant_id = $2 AND o.part_id = f.part_id
+      AND o.id NOT IN (SELECT e.stored_id FROM after e WHERE e.part_id = f.part_id AND e.k < f.k AND e.stored_id IS NOT NULL AND e.given_sequence IS NOT NULL)
+  ) AS m
+  FROM after f WHERE f.k = f.first_auto
 ),
 o AS (
   ${
     upsertByExternalKey(operations, "operations", {
-      from: "ok, owner, cell, jsonb_populate_record(null::operations, $1::jsonb->'operation') r",
-      row: "r",
-      overrides: {
-        id: "coalesce((SELECT id FROM existing), r.id)",
-        part_id: "owner.id",
-        cell_id: "cell.id",
-        sequence: `coalesce(r.sequence, (SELECT sequence FROM existing),
-          (SELECT coalesce(max(x.sequence), 0) + 1 FROM operations x WHERE x.tenant_id = $2 AND x.part_id = owner.id))`
-      },
-      where: "WHERE ok.ok"
-    }, { update: [...new Set([...given([operation], operations), "cell_id", ...(withSequence ? ["sequence"] : [])])], sameParent: "part_id" })
+      from: "ok x LEFT JOIN after ON after.k = x.k AND x.auto LEFT JOIN top ON top.part_id = after.part_id",
+      row: "x.r",
+      overrides: { id: "x.id", part_id: "x.part_id", cell_id: "x.cell_id", sequence: "coalesce((x.r).sequence, after.a + greatest(top.m, after.given_before))" },
+      where: "WHERE x.ok"
+    }, { update: [...new Set([...given(plans.map((p) => p.operation), operations), "cell_id"])], sameParent: "part_id" })
   }
   RETURNING t.id, (xmax = 0) AS inserted
 )
-SELECT CASE WHEN (SELECT ok FROM ok) THEN coalesce((SELECT id FROM o), (SELECT id FROM existing)) END AS id,
-  CASE WHEN NOT EXISTS (SELECT 1 FROM o) THEN 'unchanged' WHEN (SELECT inserted FROM o) THEN 'created' ELSE 'updated' END AS action,
-  CASE WHEN (SELECT ok FROM ok) AND NOT EXISTS (SELECT 1 FROM o) AND NOT EXISTS (SELECT 1 FROM existing) THEN mes_conflict('sync overtaken') END AS overtaken,
-  NOT EXISTS (SELECT 1 FROM owner) AS no_owner,
-  NOT EXISTS (SELECT 1 FROM cell) AS no_cell,
-  EXISTS (SELECT 1 FROM existing, owner WHERE existing.part_id <> owner.id) AS elsewhere`
+SELECT CASE WHEN ok.ok THEN ok.id END AS id,
+  CASE WHEN o.id IS NULL THEN 'unchanged' WHEN o.inserted THEN 'created' ELSE 'updated' END AS action,
+  CASE WHEN ok.ok AND o.id IS NULL AND ok.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken,
+  ok.part_id IS NULL AS no_owner, ok.cell_id IS NULL AS no_cell, coalesce(ok.stored_part <> ok.part_id, false) AS elsewhere
+FROM ok LEFT JOIN o ON o.id = ok.id
+ORDER BY ok.k`
 }
 
 /**

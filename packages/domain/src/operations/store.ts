@@ -24,6 +24,16 @@ export interface OperationMoved extends MoveOutcome<Operation> {
 
 export type OperationListQuery = ListQuery<typeof operationListSpec["filters"], typeof operationListSpec["sort"][number]>
 
+export interface OperationSyncPlan {
+  readonly operation: NewRow<Operation>
+  readonly partExternalId: string
+  readonly cellName: string
+}
+
+export type OperationSyncOutcome =
+  | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
+  | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean }
+
 export class OperationStore extends Context.Service<OperationStore, {
   /** Inserts one operation; a missing sequence becomes max(existing)+1 under a lock on the part. */
   readonly insert: (operation: NewRow<Operation>) => Effect.Effect<Operation, Conflict>
@@ -50,18 +60,10 @@ export class OperationStore extends Context.Service<OperationStore, {
   readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
   /** Deletes in one statement, with the owner of the id; refused (Conflict) when the operation has time entries (spec 4.3). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
-  /** Inserts or updates operations by (external_source, external_id); rows under another part are left alone. */
   /**
-   * PUT sync as ONE statement: the operation under the part synced as `partExternalId` (same source)
-   * in the cell named `cellName`, upserted by external key; a new one without sequence comes last.
+   * PUT sync and bulk-sync as ONE statement: each operation under the part synced as `partExternalId` (same
+   * source) in the cell named `cellName`, upserted by external key; a new one without sequence comes last, as if
+   * the plans were synced one after another. One outcome per plan, in order; the plans name distinct operations.
    */
-  readonly sync: (plan: {
-    readonly operation: NewRow<Operation>
-    readonly partExternalId: string
-    readonly cellName: string
-  }) => Effect.Effect<
-    | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
-    | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean },
-    Conflict
-  >
+  readonly sync: (plans: ReadonlyArray<OperationSyncPlan>) => Effect.Effect<ReadonlyArray<OperationSyncOutcome>, Conflict>
 }>()("mes/domain/OperationStore") {}

@@ -9,6 +9,16 @@ import type { CreatePlan, MissingReferences, Owned, PatchStatement, RemoveOutcom
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
+export interface PartSyncPlan {
+  readonly part: NewRow<Part>
+  readonly jobExternalId: string
+  readonly refs: ReadonlyArray<CheckedReference>
+}
+
+export type PartSyncOutcome =
+  | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
+  | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> }
+
 export class PartStore extends Context.Service<PartStore, {
   /**
    * Create as one statement: the plan's references (the job first) checked, the part inserted only when they pass,
@@ -28,24 +38,12 @@ export class PartStore extends Context.Service<PartStore, {
   /** The chain of ancestors of a part, nearest first (for cycle checks). */
   readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   /**
-   * Inserts or updates parts by (external_source, external_id); a row that exists under another
-   * job is left alone and missing from the result.
-   */
-  /**
-   * PUT sync as ONE statement: the part under the job synced as `jobExternalId` (same source),
+   * PUT sync and bulk-sync as ONE statement: each part under the job synced as `jobExternalId` (same source),
    * upserted by external key (an existing part keeps its id and job), counted when created, with
-   * part.created|updated. `parent`: a resolved parent_part_id when the request names one.
+   * part.created|updated. A resolved parent is the row's parent_part_id. One outcome per plan, in order; the
+   * plans name distinct parts.
    */
-  readonly sync: (plan: {
-    readonly part: NewRow<Part>
-    readonly jobExternalId: string
-    readonly refs: ReadonlyArray<CheckedReference>
-    readonly parent?: string | null
-  }) => Effect.Effect<
-    | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
-    | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> },
-    Conflict
-  >
+  readonly sync: (plans: ReadonlyArray<PartSyncPlan>) => Effect.Effect<ReadonlyArray<PartSyncOutcome>, Conflict>
   /**
    * Part status from its operations (spec 3.4, issue roll-up): completed when all are, in_progress
    * once one has started. Returns the parts whose status changed, with the status they left.

@@ -17,10 +17,10 @@ import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCell
 import { defaultPriority, JobSync } from "../jobs/schema.ts"
 import { JobStore, type JobSyncPlan, type JobSyncResult, type SyncedRecordKey } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
-import { OperationStore } from "../operations/store.ts"
+import { OperationStore, type OperationSyncOutcome, type OperationSyncPlan } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
 import { resolveParent } from "../parts/service.ts"
-import { PartStore } from "../parts/store.ts"
+import { PartStore, type PartSyncOutcome, type PartSyncPlan } from "../parts/store.ts"
 import { CurrentTenant, newId, References, type SyncAction, Tx } from "../ports.ts"
 import { CellSync } from "../cells/schema.ts"
 import { ResourceSync } from "../resources/schema.ts"
@@ -114,24 +114,39 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
 const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
 
 /**
- * A check that no two plans name one job, part or operation by external key (one statement could not write it
- * twice): `claim(plan, i)` is true when plan `i` names a row an earlier plan named. Plain loops: a bulk of 1,000
+ * A check that no two plans name one row by external key (one statement could not write it twice): `taken(table,
+ * row, i)` is true when plan `i` names a row of `table` that an earlier plan named. Plain loops: a bulk of 1,000
  * jobs has 26,000 rows (arrays of pairs per record cost 25 ms of a 1.3 s bulk).
  */
 const externalKeyClaims = () => {
   const owner = new Map<string, number>()
-  const taken = (table: string, row: { readonly external_source?: unknown; readonly external_id?: unknown }, i: number) => {
+  return (table: string, row: { readonly external_source?: unknown; readonly external_id?: unknown }, i: number) => {
     const key = `${table}\u0000${row.external_source}\u0000${row.external_id}`
     const seen = owner.get(key)
     owner.set(key, i)
     return seen !== undefined && seen !== i
   }
+}
+
+/** The claims of job plans: the job, its parts and its operations. */
+const jobClaims = () => {
+  const taken = externalKeyClaims()
   return (plan: JobSyncPlan, i: number) => {
     if (taken("j", plan.job, i)) return true
     for (const p of plan.parts) if (taken("p", p, i)) return true
     for (const o of plan.operations) if (taken("o", o, i)) return true
     return false
   }
+}
+
+/** Whether a part record names a parent (by id or by number). */
+const namesParent = (item: unknown) =>
+  item !== null && typeof item === "object" && ((item as Record<string, unknown>).parent_part_id !== undefined || (item as Record<string, unknown>).parent_part_number !== undefined)
+
+/** A record planned: the plan for the store, and how the store's outcome for it answers. */
+interface Planned<P, O> {
+  readonly plan: P
+  readonly settle: (outcome: O) => Effect.Effect<SyncResult, SyncError>
 }
 
 /**
@@ -362,41 +377,42 @@ export class Sync extends Context.Service<Sync, {
         return { plan, settle }
       }))
 
-    const job = (raw: unknown) =>
-      Effect.flatMap(planJob(raw), ({ plan, settle }) => Effect.flatMap(jobs.sync([plan]), (outcomes) => settle(outcomes[0]!)))
+    /** One record synced: planned, written as a bulk of one, answered. */
+    const syncOne = <P, O, R>(
+      planned: Effect.Effect<Planned<P, O>, SyncError, R>,
+      write: (plans: ReadonlyArray<P>) => Effect.Effect<ReadonlyArray<O>, Conflict>
+    ) => Effect.flatMap(planned, ({ plan, settle }) => Effect.flatMap(write([plan]), (outcomes) => settle(outcomes[0]!)))
+    const job = (raw: unknown) => syncOne(planJob(raw), jobs.sync)
 
     /**
-     * A bulk of job records as ONE statement (bulk-sync): every record planned, then all synced at once.
-     * Undefined, having written nothing, when two records name one row by external key or the store
-     * refuses the statement (a job_number taken, a sync overtaken): the record-by-record path then says
-     * which record it was.
+     * The records of a bulk as ONE statement per chunk (bulk-sync): every record planned, then all synced at once.
+     * Undefined, having written nothing, when two records name one row by external key (`claim`) or the store
+     * refuses a statement (a unique key taken, a sync overtaken): the record-by-record path then says which
+     * record it was.
      */
-    const jobsAtOnce = (all: ReadonlyArray<unknown>) =>
+    const syncAtOnce = <P, O>(
+      items: ReadonlyArray<unknown>,
+      planRecord: (item: unknown) => Effect.Effect<Planned<P, O>, SyncError, CurrentTenant>,
+      claim: (plan: P, i: number) => boolean,
+      write: (plans: ReadonlyArray<P>) => Effect.Effect<ReadonlyArray<O>, Conflict>
+    ) =>
       Effect.gen(function*() {
-        // records sent again byte for byte onto rows nobody wrote since: unchanged without planning them
-        const tenant = yield* CurrentTenant
-        const keys = yield* syncedRecordKeys(all)
-        const known = yield* jobs.syncedUnchanged(tenant.id, keys.filter((k) => k !== undefined))
-        const shortcut = keys.map((k) => (k === undefined ? undefined : known.unchanged.get(recordKey(k))))
-        const rest = all.flatMap((_, i) => (shortcut[i] === undefined ? [i] : []))
-        const items = rest.map((i) => all[i])
-        const claim = externalKeyClaims()
         // a chunk planned: its records' plans, and the write of those that planned (made here, so that the store
         // builds the statement's parameter while the database still writes the chunk before); Conflict when a
         // plan names a row an earlier one named
         const planChunk = (from: number) =>
           Effect.gen(function*() {
-            const chunk = yield* Effect.forEach(items.slice(from, from + BULK_CHUNK), (item) => Effect.result(planJob(item)))
+            const chunk = yield* Effect.forEach(items.slice(from, from + BULK_CHUNK), (item) => Effect.result(planRecord(item)))
             const plans = chunk.flatMap((r) => (Result.isSuccess(r) ? [r.success.plan] : []))
             if (plans.some((plan, i) => claim(plan, from + i))) return yield* new Conflict({ message: "two records name one row" })
-            return { chunk, write: plans.length === 0 ? Effect.succeed([]) : jobs.sync(plans) }
+            return { chunk, write: plans.length === 0 ? Effect.succeed([]) : write(plans) }
           })
-        const planned: Array<Result.Result<Effect.Success<ReturnType<typeof planJob>>, Effect.Error<ReturnType<typeof planJob>>>> = []
-        const outcomes: Array<JobSyncResult> = []
+        const planned: Array<Result.Result<Planned<P, O>, SyncError>> = []
+        const outcomes: Array<O> = []
         // one transaction, one statement per chunk of records; while the database writes a chunk, the next one is
         // planned (JavaScript and PostgreSQL each keep a core busy instead of taking turns). The first chunk is
-        // planned before the transaction takes a connection. Two records naming one row, a job_number taken or a
-        // sync overtaken undo every chunk (Conflict): the record-by-record path then says which record it was.
+        // planned before the transaction takes a connection. Two records naming one row, a unique key taken or a
+        // sync overtaken undo every chunk (Conflict).
         const writeChunks = (first: Effect.Success<ReturnType<typeof planChunk>>) =>
           Effect.gen(function*() {
             let current = first
@@ -417,11 +433,26 @@ export class Sync extends Context.Service<Sync, {
         ))
         if (!written) return undefined
         let next = 0
-        const results = yield* Effect.forEach(planned, (r, i) =>
+        return yield* Effect.forEach(planned, (r, i) =>
           (Result.isSuccess(r) ? r.success.settle(outcomes[next++]!) : Effect.fail(r.failure)).pipe(
             Effect.map((s): RecordResult => ({ external_id: s.external_id, id: s.id, action: s.action })),
             Effect.catch(refused(externalIdOf(items[i])))
           ))
+      })
+
+    /**
+     * A bulk of job records at once; records sent again byte for byte onto rows nobody wrote since are unchanged
+     * without planning them.
+     */
+    const jobsAtOnce = (all: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        const tenant = yield* CurrentTenant
+        const keys = yield* syncedRecordKeys(all)
+        const known = yield* jobs.syncedUnchanged(tenant.id, keys.filter((k) => k !== undefined))
+        const shortcut = keys.map((k) => (k === undefined ? undefined : known.unchanged.get(recordKey(k))))
+        const rest = all.flatMap((_, i) => (shortcut[i] === undefined ? [i] : []))
+        const results = yield* syncAtOnce(rest.map((i) => all[i]), planJob, jobClaims(), jobs.sync)
+        if (results === undefined) return undefined
         const synced = rest.flatMap((i, j) => {
           const key = keys[i]
           const result = results[j]!
@@ -434,7 +465,11 @@ export class Sync extends Context.Service<Sync, {
         )
       })
 
-    const part = (raw: unknown) =>
+    /**
+     * A part record planned (spec 4.2 sync). A parent (parent_part_id or parent_part_number) is resolved first,
+     * reading the job and the part's place: the parent rules (same job, no loop) need them.
+     */
+    const planPart = (raw: unknown) =>
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const decodedPart = yield* decodePart(raw)
@@ -448,9 +483,8 @@ export class Sync extends Context.Service<Sync, {
           ])
         const elsewhere = () => new Conflict({ message: `part ${input.external_id} belongs to another job` })
         let id = newId()
-        let parent: string | null | undefined
-        if (input.parent_part_id !== undefined || input.parent_part_number !== undefined) {
-          // the parent rules (same job, no loop) read the job and the part's place first
+        let parent: { readonly parent_part_id: string | null } | undefined
+        if (namesParent(input)) {
           const owner = yield* jobs.byExternalId(tenant.id, source, input.job_external_id)
           if (owner === undefined) return yield* noJob()
           const [existing] = yield* parts.byExternalIds(tenant.id, source, [input.external_id])
@@ -458,46 +492,56 @@ export class Sync extends Context.Service<Sync, {
           id = existing?.id ?? id
           const resolved = yield* resolveParent(raw, owner.id, id, input)
           yield* failIfAny("part", resolved.details)
-          parent = resolved.parent ?? null
+          parent = { parent_part_id: resolved.parent ?? null }
         }
         const refs: Array<Reference> = [
           ...(input.current_cell_id != null ? [{ table: "cells" as const, id: input.current_cell_id, path: ["current_cell_id"] }] : []),
           ...materialRef(input.material_id, [])
         ]
         const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
-        const outcome = yield* parts.sync({
-          part: { ...fields, id, tenant_id: tenant.id },
+        const plan: PartSyncPlan = {
+          part: { ...fields, ...parent, id, tenant_id: tenant.id },
           jobExternalId: input.job_external_id,
-          refs: checkedReferences(refs),
-          ...(parent !== undefined ? { parent } : {})
-        })
-        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
-        if (outcome.noJob) return yield* noJob()
-        if (outcome.elsewhere) return yield* elsewhere()
-        return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
+          refs: checkedReferences(refs)
+        }
+        const settle = (outcome: PartSyncOutcome) =>
+          Effect.gen(function*() {
+            if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+            if (outcome.noJob) return yield* noJob()
+            if (outcome.elsewhere) return yield* elsewhere()
+            return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
+          })
+        return { plan, settle }
       }))
+    const part = (raw: unknown) => syncOne(planPart(raw), parts.sync)
 
-    const operation = (raw: unknown) =>
-      provide(Effect.gen(function*() {
+    /** An operation record planned (spec 4.3 sync): a refusal names the part or cell it could not find. */
+    const planOperation = (raw: unknown) =>
+      Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const body = renameAliases(raw, operationAliases)
         const input = yield* decodeOperation(body)
         const source = input.external_source
         const { part_external_id: _p, cell_name: _c, ...fields } = input
-        const outcome = yield* operations.sync({
+        const plan: OperationSyncPlan = {
           operation: { ...fields, id: newId(), tenant_id: tenant.id },
           partExternalId: input.part_external_id,
           cellName: input.cell_name
-        })
-        if (outcome._tag === "Synced") return synced(outcome, input.external_id)
-        yield* failIfAny("operation", [
-          ...(outcome.noPart
-            ? [detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`)]
-            : []),
-          ...(outcome.noCell ? [unknownCellName("operation", body, input.cell_name, ["cell_name"])] : [])
-        ])
-        return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
-      }))
+        }
+        const settle = (outcome: OperationSyncOutcome) =>
+          Effect.gen(function*() {
+            if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+            yield* failIfAny("operation", [
+              ...(outcome.noPart
+                ? [detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`)]
+                : []),
+              ...(outcome.noCell ? [unknownCellName("operation", body, input.cell_name, ["cell_name"])] : [])
+            ])
+            return yield* new Conflict({ message: `operation ${input.external_id} belongs to another part` })
+          })
+        return { plan, settle }
+      })
+    const operation = (raw: unknown) => syncOne(planOperation(raw), operations.sync)
 
     const one = { jobs: job, parts: part, operations: operation, cells: cell, resources: resource }
 
@@ -553,7 +597,15 @@ export class Sync extends Context.Service<Sync, {
         Effect.gen(function*() {
           const items = yield* bulkItems(roots[kind], body, keys[kind])
           return yield* tx.transaction(Effect.gen(function*() {
-            const atOnce = kind === "jobs" ? yield* jobsAtOnce(items) : undefined
+            const claim = externalKeyClaims()
+            const atOnce = kind === "jobs"
+              ? yield* jobsAtOnce(items)
+              : kind === "operations"
+              ? yield* syncAtOnce(items, planOperation, (plan, i) => claim("o", plan.operation, i), operations.sync)
+              // a parent is resolved by reading what the records before it may write: such a bulk goes record by record
+              : kind === "parts" && !items.some(namesParent)
+              ? yield* syncAtOnce(items, planPart, (plan, i) => claim("p", plan.part, i), parts.sync)
+              : undefined
             const results = atOnce ?? (yield* Effect.forEach(items, (item) => inSavepoint(kind, item, "upsert")))
             const summary = summarize(results)
             yield* recordRun(`${kind}.bulk-sync`, items, summary)
