@@ -48,6 +48,8 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   substep_templates_tenant_name_key: { message: "a template with this name already exists", field: "name" },
   substep_template_items_sequence_key: { message: "sequence already exists in this template", field: "sequence" },
   part_images_storage_key_key: { message: "this upload is attached to a part already", field: "storage_key" },
+  // raised by an operation create without sequence on a part whose operations use the largest one (migration 0029)
+  operations_sequence_exhausted: { message: "the part's operations already use sequence 2147483647; give the new operation a sequence", field: "sequence" },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }

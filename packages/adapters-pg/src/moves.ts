@@ -193,6 +193,10 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
   return `${head(o)}${lockThenUpdate(o, sets, "t.status", `t.status = ANY(${textArray(from)})`)}${finish(o, events)}`
 }
 
+/** A create's `insertValues` for columns with a default: the row's value, else the default (SQL per column). */
+export const insertDefaults = (defaults: Readonly<Record<string, string>>) =>
+  Object.fromEntries(Object.entries(defaults).map(([c, d]) => [c, `coalesce(r.${ident(c)}, ${d})`]))
+
 /**
  * A create as one statement ($1 the row as jsonb, $2 the references to check, $3 the tenant): the references that are
  * not live records of the tenant (`bad`), the row inserted only when there is none (`m`, with the record's JSON), the

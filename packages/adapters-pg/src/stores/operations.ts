@@ -6,8 +6,6 @@ import { SqlClient } from "effect/sql/SqlClient"
 import {
   type SyncAction,
   CLOSE_TIME_ENTRIES,
-  Conflict,
-  INT4_MAX,
   jsonText,
   type MovePlan,
   type Operation,
@@ -18,11 +16,10 @@ import {
 } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
-import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
+import { insertDefaults, type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { givenKey, syncOperationsStatement } from "./sync.ts"
@@ -90,22 +87,16 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
     refTables: ["cells", "profiles"],
     additions: operationMove(catalog)
   })
+  // a create: the part, cell and operator checked, the defaults, and the sequence after the part's last when none is
+  // given (0029: under the part's row lock, so that concurrent creates on one part number on)
+  const creates = recordWrites<Operation>(sql, {
+    table: "operations",
+    columns: catalog.columns("operations"),
+    refTables: ["parts", "cells", "profiles"],
+    insertValues: { ...insertDefaults(operationDefaults), sequence: "coalesce(r.sequence, mes_next_operation_sequence(r.tenant_id, r.part_id))" }
+  })
   return OperationStore.of({
-    insert: (op) =>
-      sql.withTransaction(Effect.gen(function*() {
-        let row = op
-        if (op.sequence == null) {
-          // serialize concurrent auto-numbering on the same part
-          yield* sql`SELECT id FROM parts WHERE tenant_id = ${op.tenant_id} AND id = ${op.part_id!} FOR UPDATE`
-          const [{ next }] = yield* sql<{ next: number }>`
-            SELECT (coalesce(max(sequence), 0)::bigint + 1)::float8 AS next FROM operations WHERE tenant_id = ${op.tenant_id} AND part_id = ${op.part_id!}`
-          if (next > INT4_MAX) {
-            return yield* new Conflict({ message: `the part's operations already use sequence ${INT4_MAX}; give the new operation a sequence`, field: "sequence" })
-          }
-          row = { ...op, sequence: next }
-        }
-        return (yield* insertRows<Operation>(sql, "operations", [row], operationDefaults))[0]!
-      })).pipe(mapConstraints),
+    insert: (op, refs) => creates.create(op, { refs, events: [] }).pipe(mapConstraints),
     list: (tenantId, q: OperationListQuery) =>
       Effect.gen(function*() {
         const f = q.filters

@@ -8,7 +8,7 @@ import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
 import { ancestors, withoutDoc } from "../rows.ts"
-import { recordWrites } from "../moves.ts"
+import { insertDefaults, recordWrites } from "../moves.ts"
 import { completionRollUpSql } from "../rollup.ts"
 import { statementCache } from "../sql-text.ts"
 import { contains, uuidArray } from "./common.ts"
@@ -37,7 +37,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     table: "parts",
     columns: catalog.columns("parts"),
     refTables: ["jobs", "cells", "materials"],
-    insertValues: Object.fromEntries(Object.entries(partDefaults).map(([c, d]) => [c, `coalesce(r.${c}, ${d})`])),
+    insertValues: insertDefaults(partDefaults),
     ctes: [["u", "INSERT INTO part_usage (tenant_id, parts) SELECT m.tenant_id, 1 FROM m"]]
   })
   const get = (tenantId: string, id: string) =>

@@ -10,8 +10,8 @@ import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
+import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, type ValidationDetail, validationFailed } from "../validation.ts"
 import {
   completeFromAnyState,
   type OperationAction,
@@ -135,14 +135,16 @@ export class Operations extends Context.Service<Operations, {
           const tenant = yield* CurrentTenant
           const body = renameAliases(raw, operationAliases)
           const input = yield* decodeCreate(body)
+          const references: Array<Reference> = [{ table: "parts", id: input.part_id, path: ["part_id"] }, ...refs(input)]
+          // a cell named is looked up first; the references are checked in the create's statement
           const cell = input.cell_id == null ? yield* resolveCellName("operation", body, input.cell_name) : { cellId: undefined, details: [] }
-          const details = yield* checkReferences("operation", body, [
-            { table: "parts", id: input.part_id, path: ["part_id"] },
-            ...refs(input)
-          ])
-          yield* failIfAny("operation", [...details, ...cell.details])
+          if (cell.details.length > 0) {
+            return yield* validationFailed("operation", [...(yield* checkReferences("operation", body, references)), ...cell.details])
+          }
           const { cell_name: _c, ...fields } = input
-          return yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id, cell_id: input.cell_id ?? cell.cellId ?? null })
+          return yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id, cell_id: input.cell_id ?? cell.cellId ?? null }, checkedReferences(references)).pipe(
+            Effect.catchTag("MissingReferences", (e) => validationFailed("operation", missingReferenceDetails("operation", body, references, e.indexes)))
+          )
         })),
       // `paused` is an input alias of on_hold (DECISIONS), in filters too
       list: listWith(operationListSpec, (tenantId, q) =>

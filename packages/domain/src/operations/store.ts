@@ -2,6 +2,7 @@ import * as Context from "effect/Context"
 import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
+import type { MissingReferences } from "../crud.ts"
 import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
 import type { JsonText } from "../json.ts"
 import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
@@ -35,8 +36,11 @@ export type OperationSyncOutcome =
   | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean }
 
 export class OperationStore extends Context.Service<OperationStore, {
-  /** Inserts one operation; a missing sequence becomes max(existing)+1 under a lock on the part. */
-  readonly insert: (operation: NewRow<Operation>) => Effect.Effect<Operation, Conflict>
+  /**
+   * Inserts one operation as one statement, only when `refs` (its part, cell, operator) are the tenant's; a missing
+   * sequence becomes max(existing)+1 under a lock on the part.
+   */
+  readonly insert: (operation: NewRow<Operation>, refs: ReadonlyArray<CheckedReference>) => Effect.Effect<Operation, Conflict | MissingReferences>
   readonly list: (tenantId: string, query: OperationListQuery) => Effect.Effect<Slice<Operation>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Operation>>
