@@ -1,4 +1,4 @@
-// Bulk sync of parts and operations (spec 4.2, 4.3 bulk-sync) is one statement per chunk of records
+// Bulk sync of parts, operations, cells and resources (spec 4.2, 4.3, 4.10 bulk-sync) is one statement per chunk of records
 // (ARCHITECTURE: the domain plans, the adapter executes once). Its answers and what it writes must be those of
 // the same records synced one after another: fast-check draws record lists (new and stored rows, rows of another
 // parent, unknown parents and cells, sequences given or left to the database, repeated external ids), tenant A
@@ -28,7 +28,10 @@ afterAll(() => h.close())
 
 let run = 0
 
-/** The same start in both tenants: job J (parts P1 with O1 at 1 and O2 at 2, P2) and job K (part Q1 with O9 at 1). */
+/**
+ * The same start in both tenants: job J (parts P1 with O1 at 1 and O2 at 2, P2), job K (part Q1 with O9 at 1), cells
+ * C1 and C2 (named A and B), resources R1 and R2.
+ */
 const seed = async (side: Side, source: string) => {
   const op = (external_id: string, sequence: number) => ({ external_id, operation_name: "Stored", sequence, cell_name: "Saw" })
   for (
@@ -37,6 +40,12 @@ const seed = async (side: Side, source: string) => {
       { external_id: "K", job_number: `${source}-K`, parts: [{ external_id: "Q1", part_number: "A", quantity: 1, operations: [op("O9", 1)] }] }
     ]
   ) expect((await side.api.put("/api-jobs/sync", { ...job, external_source: source })).status).toBe(201)
+  for (const [external_id, name] of [["C1", "A"], ["C2", "B"]]) {
+    expect((await side.api.put("/api-cells/sync", { external_id, external_source: source, name: `${source}-${name}`, sequence: 1 })).status).toBe(201)
+  }
+  for (const external_id of ["R1", "R2"]) {
+    expect((await side.api.put("/api-resources/sync", { external_id, external_source: source, name: "Press", type: "tooling", location: "Bay 1" })).status).toBe(201)
+  }
 }
 
 type Result = { readonly action: string }
@@ -65,6 +74,14 @@ const state = async (side: Side, source: string) => ({
     [side.tenantId]
   )).map((e) => [e.event_type, JSON.parse(e.data as string)]).filter(([, d]) => JSON.stringify(d).includes(`"${source}"`))
     .map(([type, d]) => [type, (d.part ?? d).external_id, (d.part ?? d).quantity]),
+  cells: await h.sql(
+    "SELECT external_id, name, color, sequence, active FROM cells WHERE tenant_id = $1 AND external_source = $2 ORDER BY external_id",
+    [side.tenantId, source]
+  ),
+  resources: await h.sql(
+    "SELECT external_id, name, type, description, location FROM resources WHERE tenant_id = $1 AND external_source = $2 ORDER BY external_id",
+    [side.tenantId, source]
+  ),
   usage: (await h.sql("SELECT current_month_parts FROM tenant_usage WHERE tenant_id = $1", [side.tenantId]))[0]!.current_month_parts
 })
 
@@ -92,6 +109,22 @@ const partRecord = fc.record({
   current_cell_id: maybe(fc.constant("00000000-0000-4000-8000-000000000000"))
 }).map(defined)
 
+const cellRecord = fc.record({
+  external_id: fc.constantFrom("C1", "C2", "C3", "C4", "C5"),
+  name: fc.constantFrom("A", "B", "C", "D", "E", "F"),
+  color: maybe(fc.constantFrom("#ff0000", "#00ff00")),
+  sequence: maybe(fc.integer({ min: 1, max: 5 })),
+  active: maybe(fc.boolean())
+}).map(defined)
+
+const resourceRecord = fc.record({
+  external_id: fc.constantFrom("R1", "R2", "R3", "R4", "R5"),
+  name: fc.constantFrom("Press", "Jig", "Fixture"),
+  type: fc.constantFrom("tooling", "fixture", "mold"),
+  description: maybe(fc.constantFrom("d1", "d2")),
+  location: maybe(fc.constantFrom("Bay 1", "Bay 2"))
+}).map(defined)
+
 /**
  * Record lists: mostly each row once (one statement syncs them all), sometimes a row twice (then the bulk goes
  * record by record).
@@ -103,11 +136,12 @@ const recordLists = (record: fc.Arbitrary<Record<string, unknown>>, maxLength: n
   )
 
 /** One draw: both tenants seeded alike, A bulk-syncs the records, B PUTs them in order; answers and state compared. */
-const compare = (kind: "parts" | "operations") => async (records: ReadonlyArray<Record<string, unknown>>) => {
+const compare = (kind: "parts" | "operations" | "cells" | "resources") => async (records: ReadonlyArray<Record<string, unknown>>) => {
   const source = `m${++run}`
   await seed(bulk, source)
   await seed(oneByOne, source)
-  const withSource = records.map((r) => ({ ...r, external_source: source }))
+  // names of cells are unique in a tenant: each run names its own
+  const withSource = records.map((r) => ({ ...r, external_source: source, ...(kind === "cells" ? { name: `${source}-${r.name}` } : {}) }))
   const res = await bulk.api.post(`/api-${kind}/bulk-sync`, { [kind]: withSource })
   expect(res.status, JSON.stringify(res.body)).toBe(200)
   const expected: Array<Result> = []
@@ -119,17 +153,24 @@ const compare = (kind: "parts" | "operations") => async (records: ReadonlyArray<
   expect(a.operations, where).toEqual(b.operations)
   expect(a.parts, where).toEqual(b.parts)
   expect(a.events, where).toEqual(b.events)
+  expect(a.cells, where).toEqual(b.cells)
+  expect(a.resources, where).toEqual(b.resources)
   expect(Number(a.usage), where).toBe(Number(b.usage))
   return true
 }
 
-describe("bulk-sync of parts and operations against the records synced one after another (seed MES_MODEL_SEED)", () => {
+describe("bulk-sync of parts, operations, cells and resources against the records synced one after another (seed MES_MODEL_SEED)", () => {
   it("operations: the same answers, rows and sequences", async () => {
     await fc.assert(fc.asyncProperty(recordLists(operationRecord, 9), compare("operations")), { seed: SEED, numRuns: RUNS })
   }, 240_000)
 
   it("parts: the same answers, rows, part events and usage count", async () => {
     await fc.assert(fc.asyncProperty(recordLists(partRecord, 6), compare("parts")), { seed: SEED, numRuns: RUNS })
+  }, 240_000)
+
+  it("cells and resources: the same answers and rows", async () => {
+    await fc.assert(fc.asyncProperty(recordLists(cellRecord, 5), compare("cells")), { seed: SEED, numRuns: RUNS })
+    await fc.assert(fc.asyncProperty(recordLists(resourceRecord, 5), compare("resources")), { seed: SEED, numRuns: RUNS })
   }, 240_000)
 
   it("new operations without sequence come after the stored ones and after what the records before them gave", async () => {

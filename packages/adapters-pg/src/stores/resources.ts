@@ -4,8 +4,8 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { RecordSyncStore, type Resource, ResourceStore, type SyncAction } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { shapeKey, statementCache } from "../sql-text.ts"
-import { syncRecordStatement } from "./sync.ts"
+import { statementCache } from "../sql-text.ts"
+import { givenKey, syncRecordsStatement } from "./sync.ts"
 import { Catalog } from "../catalog.ts"
 import { contains } from "./common.ts"
 import { crudStorePg } from "./crud.ts"
@@ -34,17 +34,17 @@ export const ResourceStorePg = Layer.effect(ResourceStore, Effect.gen(function*(
   }))
 }))
 
-/** Cells and resources sync (spec 4.10): one statement per record, cached by the shape of what it gives. */
+/** Cells and resources sync (spec 4.10): one statement for one record or a bulk of them, cached by what they give. */
 export const RecordSyncStorePg = Layer.effect(RecordSyncStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const statements = statementCache()
   return RecordSyncStore.of({
-    upsert: (table, row) =>
+    upsert: (table, rows) =>
       Effect.gen(function*() {
-        const statement = statements(`${table} ${shapeKey(row)}`, () => syncRecordStatement(table, row, catalog))
-        const [r] = yield* sql.unsafe<{ id: string; action: SyncAction }>(statement, [JSON.stringify(row), row.tenant_id])
-        return { id: r!.id, action: r!.action }
+        const statement = statements(`${table} ${givenKey(rows, catalog.columns(table))}`, () => syncRecordsStatement(table, rows, catalog))
+        const outcomes = yield* sql.unsafe<{ id: string; action: SyncAction }>(statement, [JSON.stringify(rows), rows[0]!.tenant_id])
+        return outcomes.map((r) => ({ id: r.id, action: r.action }))
       }).pipe(mapConstraints)
   })
 }))

@@ -300,18 +300,26 @@ ORDER BY ok.k`
 }
 
 /**
- * PUT <cells|resources>/sync as one statement (spec 4.10). $1: the record (plan id, tenant), $2: the tenant.
- * An existing record keeps its id and takes the synced values, or stays as it is when it holds them already.
+ * PUT <cells|resources>/sync (spec 4.10), one record or a bulk of them, as one statement. $1: the records (plan id,
+ * tenant), a jsonb array, $2: the tenant. An existing record keeps its id and takes the synced values (a field its
+ * record leaves out keeps its value), or stays as it is when it holds them already. One row per record, in order.
  */
-export const syncRecordStatement = (table: "cells" | "resources", row: object, catalog: Catalog["Service"]) => {
+export const syncRecordsStatement = (table: "cells" | "resources", rows: ReadonlyArray<object>, catalog: Catalog["Service"]) => {
   const columns = catalog.columns(table)
   return `
-WITH x AS (SELECT jsonb_populate_record(null::${table}, $1::jsonb) AS r),
-existing AS (SELECT t.id FROM ${table} t, x WHERE ${keyOf("t", "(x.r).external_source", "(x.r).external_id")}),
+WITH ${planRecords},
+x AS MATERIALIZED (
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id
+  FROM rec
+  LEFT JOIN LATERAL (SELECT t.id, t AS row FROM ${table} t WHERE ${keyOf("t", "(rec.v->>'external_source')", "(rec.v->>'external_id')")}) s ON true
+  CROSS JOIN LATERAL (SELECT ${synced(table, "s.row", "rec.v")} OFFSET 0) y (r)
+),
 up AS (
-  ${upsertByExternalKey(columns, table, { from: "x", row: "x.r", overrides: { id: "coalesce((SELECT id FROM existing), (x.r).id)" } }, { update: given([row], columns) })}
+  ${upsertByExternalKey(columns, table, { from: "x", row: "x.r", overrides: { id: "x.id" } }, { update: given(rows, columns) })}
   RETURNING t.id, (xmax = 0) AS inserted
 )
-SELECT coalesce((SELECT id FROM up), (SELECT id FROM existing)) AS id,
-  CASE WHEN NOT EXISTS (SELECT 1 FROM up) THEN 'unchanged' WHEN (SELECT inserted FROM up) THEN 'created' ELSE 'updated' END AS action`
+SELECT x.id, CASE WHEN up.id IS NULL THEN 'unchanged' WHEN up.inserted THEN 'created' ELSE 'updated' END AS action,
+  CASE WHEN up.id IS NULL AND x.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken
+FROM x LEFT JOIN up ON up.id = x.id
+ORDER BY x.k`
 }

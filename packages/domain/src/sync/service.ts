@@ -55,9 +55,14 @@ export const MAX_BULK = 1000
 /** Tables synced as one record each, with no parent (spec 4.10). */
 export type RecordTable = "cells" | "resources"
 
+export type RecordSyncRow = Record<string, unknown> & { readonly id: string; readonly tenant_id: string }
+
 export class RecordSyncStore extends Context.Service<RecordSyncStore, {
-  /** Upserts the row by (tenant, external_source, external_id) in one statement; Conflict on another unique key. */
-  readonly upsert: (table: RecordTable, row: Record<string, unknown> & { readonly id: string; readonly tenant_id: string }) => Effect.Effect<{ readonly id: string; readonly action: SyncAction }, Conflict>
+  /**
+   * Upserts the rows by (tenant, external_source, external_id) in one statement, one outcome per row in order;
+   * Conflict on another unique key. The rows name distinct records.
+   */
+  readonly upsert: (table: RecordTable, rows: ReadonlyArray<RecordSyncRow>) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly action: SyncAction }>, Conflict>
 }>()("mes/domain/RecordSyncStore") {}
 
 type SyncError = Conflict | ValidationFailed
@@ -310,17 +315,20 @@ export class Sync extends Context.Service<Sync, {
       external_id: externalId
     })
 
-    const record = <S extends Parameters<typeof syncDecoder>[0]>(table: RecordTable, schema: S, root: string) => {
+    /** A cell or resource record planned: the row with a plan id; the store's outcome answers it. */
+    const planRecord = <S extends Parameters<typeof syncDecoder>[0]>(schema: S, root: string) => {
       const decode = syncDecoder(schema, root)
       return (raw: unknown) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const input = (yield* decode(raw)) as Record<string, unknown> & { readonly external_id: string }
-          return synced(yield* records.upsert(table, { ...input, id: newId(), tenant_id: tenant.id }), input.external_id)
+          const plan: RecordSyncRow = { ...input, id: newId(), tenant_id: tenant.id }
+          return { plan, settle: (outcome: { readonly id: string; readonly action: SyncAction }) => Effect.succeed(synced(outcome, input.external_id)) }
         })
     }
-    const cell = record("cells", CellSync, "cell")
-    const resource = record("resources", ResourceSync, "resource")
+    const planCell = planRecord(CellSync, "cell")
+    const planResource = planRecord(ResourceSync, "resource")
+    const upsert = (table: RecordTable) => (rows: ReadonlyArray<RecordSyncRow>) => records.upsert(table, rows)
 
     /** A job record planned: the plan for the store, and how its outcome answers (a refusal names every reason). */
     const planJob = (raw: unknown) =>
@@ -383,6 +391,8 @@ export class Sync extends Context.Service<Sync, {
       write: (plans: ReadonlyArray<P>) => Effect.Effect<ReadonlyArray<O>, Conflict>
     ) => Effect.flatMap(planned, ({ plan, settle }) => Effect.flatMap(write([plan]), (outcomes) => settle(outcomes[0]!)))
     const job = (raw: unknown) => syncOne(planJob(raw), jobs.sync)
+    const cell = (raw: unknown) => syncOne(planCell(raw), upsert("cells"))
+    const resource = (raw: unknown) => syncOne(planResource(raw), upsert("resources"))
 
     /**
      * The records of a bulk as ONE statement per chunk (bulk-sync): every record planned, then all synced at once.
@@ -597,14 +607,19 @@ export class Sync extends Context.Service<Sync, {
         Effect.gen(function*() {
           const items = yield* bulkItems(roots[kind], body, keys[kind])
           return yield* tx.transaction(Effect.gen(function*() {
-            const claim = externalKeyClaims()
+            const taken = externalKeyClaims()
+            const claim = <P>(table: string, rowOf: (plan: P) => object) => (plan: P, i: number) => taken(table, rowOf(plan), i)
             const atOnce = kind === "jobs"
               ? yield* jobsAtOnce(items)
               : kind === "operations"
-              ? yield* syncAtOnce(items, planOperation, (plan, i) => claim("o", plan.operation, i), operations.sync)
+              ? yield* syncAtOnce(items, planOperation, claim("o", (p) => p.operation), operations.sync)
               // a parent is resolved by reading what the records before it may write: such a bulk goes record by record
               : kind === "parts" && !items.some(namesParent)
-              ? yield* syncAtOnce(items, planPart, (plan, i) => claim("p", plan.part, i), parts.sync)
+              ? yield* syncAtOnce(items, planPart, claim("p", (p) => p.part), parts.sync)
+              : kind === "cells"
+              ? yield* syncAtOnce(items, planCell, claim("c", (p) => p), upsert("cells"))
+              : kind === "resources"
+              ? yield* syncAtOnce(items, planResource, claim("r", (p) => p), upsert("resources"))
               : undefined
             const results = atOnce ?? (yield* Effect.forEach(items, (item) => inSavepoint(kind, item, "upsert")))
             const summary = summarize(results)
