@@ -88,6 +88,30 @@ describe("/api-batches", () => {
     expect(both.map((r) => r.status).sort()).toEqual([201, 409])
   })
 
+  it("a create is one statement: 409 for a taken number before 422, 422 before an operation held elsewhere, and a refusal writes nothing", async () => {
+    const { ops } = await newOps(null, null)
+    const held = await newBatch([ops[0]])
+    const count = async () => (await api.get("/api-batches")).body.data.pagination.total
+    const before = await count()
+    // a taken number with a foreign cell and a held operation: the number's 409
+    const taken = await api.post("/api-batches", { batch_number: held.batch_number, cell_id: foreignCell, operation_ids: [ops[0]] })
+    expectError(taken, 409, "CONFLICT")
+    expect(taken.body.error.message).toContain("batch_number")
+    // a foreign cell with a held operation: the cell's 422
+    expectDetail(await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: foreignCell, operation_ids: [ops[1], ops[0]] }), "cell_id", "FK_CONSTRAINT")
+    // a held operation alone: 409 naming it; the free operation stays free
+    const busy = await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: cell, operation_ids: [ops[1], ops[0]] })
+    expectError(busy, 409, "CONFLICT")
+    expect(busy.body.error.message).toContain(ops[0])
+    // a repeated operation: 422 with the other reasons, nothing written
+    const repeated = await api.post("/api-batches", { batch_number: `B-${++n}`, cell_id: foreignCell, operation_ids: [ops[1], ops[1]] })
+    expect(repeated.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([["cell_id", "FK_CONSTRAINT"], ["operation_ids[1]", "UNIQUE_CONSTRAINT"]])
+    expect(await count()).toBe(before)
+    const free = await newBatch([ops[1]])
+    expect(free.operation_ids).toEqual([ops[1]])
+    expect((await api.get(`/api-batches?id=${free.id}`)).body.data.batch.operation_ids).toEqual([ops[1]])
+  })
+
   it("operation_ids must be the tenant's and not repeated (422)", async () => {
     const theirs = (await other.post("/api-jobs", nestedJob(`BB-${++n}`))).body.data.parts[0].operations[0].operation_id
     const { ops } = await newOps(null)

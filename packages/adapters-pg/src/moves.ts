@@ -85,6 +85,11 @@ export interface WriteOptions {
   readonly guard?: string
   /** Columns a create sets from an expression over the given row `r` (and $1, the row) rather than from its value. */
   readonly insertValues?: Readonly<Record<string, string>>
+  /**
+   * What else a create checks before it inserts: CTEs after `bad` (over $1 …, and the create's further parameters
+   * from $4), and the condition over them under which it inserts; `select` reports them.
+   */
+  readonly createChecks?: { readonly ctes: ReadonlyArray<readonly [string, string]>; readonly insertWhen: string }
 }
 
 /** An event's payload values over the rows `alias` of the write's table, whose record JSON is `alias.json`. */
@@ -93,8 +98,11 @@ const payloadOf = (o: WriteOptions, alias: string) => ({ field: fieldOf(o.column
 /** What a store adds to a move statement for a given plan (its effects' CTEs, events, answer values). */
 export type MoveAdditions = (plan: MovePlan) => Pick<WriteOptions, "ctes" | "select" | "extra" | "moreEvents">
 
+/** A statement's further CTEs, each `, name AS (body)`. */
+const moreCtes = (ctes: ReadonlyArray<readonly [string, string]> | undefined) => (ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")
+
 const finish = (o: WriteOptions, events: ReadonlyArray<EventSource>) => `
-${(o.ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")}
+${moreCtes(o.ctes)}
 ${events.length + (o.moreEvents ?? []).length > 0 ? `, ${insertEvents("$1", [...events, ...(o.moreEvents ?? [])])}` : ""}
 SELECT ow.tenant_id AS owner, ow.status AS current, m.json, m.previous,
   ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs
@@ -208,15 +216,24 @@ export const createStatement = (o: WriteOptions & { readonly given: ReadonlyArra
   const events = o.events.map((event): EventSource => ({ event, from: "m", payload: payloadOf(o, "m") }))
   return `
 WITH bad AS (${missingReferences("$2::jsonb", "$3::uuid", o.refTables ?? [])})
+${moreCtes(o.createChecks?.ctes)}
 , m AS (
   INSERT INTO ${o.table} AS t (${cols.map(ident).join(", ")})
   SELECT ${cols.map((c) => values[c] ?? `r.${ident(c)}`).join(", ")} FROM jsonb_populate_record(null::${o.table}, $1::jsonb) r
-  WHERE NOT EXISTS (SELECT 1 FROM bad)
+  WHERE NOT EXISTS (SELECT 1 FROM bad)${o.createChecks === undefined ? "" : ` AND ${o.createChecks.insertWhen}`}
   RETURNING t.*, ${recordJson(o.table, "t")} AS json
 )
-${(o.ctes ?? []).map(([name, body]) => `, ${name} AS (${body})`).join("\n")}
+${moreCtes(o.ctes)}
 ${events.length > 0 ? `, ${insertEvents("$3::uuid", events)}` : ""}
-SELECT m.json, ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs FROM (SELECT 1) one LEFT JOIN m ON true`
+SELECT m.json, ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs${(o.select ?? []).map(([k, v]) => `, ${v} AS ${ident(k)}`).join("")}
+FROM (SELECT 1) one LEFT JOIN m ON true`
+}
+
+/** The answer row of a create's statement. */
+export interface CreateRow {
+  readonly json: string | null
+  readonly missing_refs: ReadonlyArray<number>
+  readonly [more: string]: unknown
 }
 
 export interface WriteRow {
@@ -259,6 +276,14 @@ export const recordWrites = <T>(
   o: WriteOptions & { readonly softDelete?: boolean; readonly additions?: MoveAdditions }
 ) => {
   const cached = statementCache()
+  /** The create's statement run with its `more` parameters ($4 …). */
+  const createRow = (row: object, plan: CreatePlan, more: ReadonlyArray<unknown> = []) => {
+    const given = givenKeys([row])
+    const statement = cached(`create ${given.join(",")} ${plan.events.map((e) => e.type).join(",")}`, () => createStatement({ ...o, given, events: plan.events }))
+    return sql.unsafe<CreateRow>(statement, [JSON.stringify(row), JSON.stringify(plan.refs), (row as { tenant_id: string }).tenant_id, ...more]).pipe(
+      Effect.map((rows) => rows[0]!)
+    )
+  }
   return {
     patch: (
       tenantId: string,
@@ -293,17 +318,12 @@ export const recordWrites = <T>(
      * Creates a row (with a plan: only when its references are the tenant's, and with its events), answering the
      * record as the API shows it.
      */
-    create: (row: object, plan: CreatePlan = { refs: [], events: [] }): Effect.Effect<T, SqlError | MissingReferences> => {
-      const given = givenKeys([row])
-      const statement = cached(`create ${given.join(",")} ${plan.events.map((e) => e.type).join(",")}`, () => createStatement({ ...o, given, events: plan.events }))
-      return sql.unsafe<{ json: string | null; missing_refs: ReadonlyArray<number> }>(statement, [
-        JSON.stringify(row),
-        JSON.stringify(plan.refs),
-        (row as { tenant_id: string }).tenant_id
-      ]).pipe(Effect.flatMap(([r]) =>
-        r!.json === null ? Effect.fail(new MissingReferences({ indexes: r!.missing_refs })) : Effect.succeed(JSON.parse(r!.json) as T)
-      ))
-    },
+    create: (row: object, plan: CreatePlan = { refs: [], events: [] }): Effect.Effect<T, SqlError | MissingReferences> =>
+      createRow(row, plan).pipe(Effect.flatMap((r) =>
+        r.json === null ? Effect.fail(new MissingReferences({ indexes: r.missing_refs })) : Effect.succeed(JSON.parse(r.json) as T)
+      )),
+    /** A create's answer row: the record's JSON (null when nothing was written), the missing references, `select`'s values. */
+    createRow,
     /** Deletes (or, with `soft`, marks deleted) a live row of the tenant, with the `events` about it; with the owner of the id. */
     remove: (tenantId: string, id: string, events: ReadonlyArray<EventPlan> = []) => {
       const json = events.length > 0 ? `, ${recordJson(o.table, "t")} AS json` : ""

@@ -15,10 +15,10 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, insertRows, moveRow } from "../rows.ts"
+import { ancestors, moveRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
+import { insertDefaults, type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 import { literal, textArray } from "../sql-text.ts"
 
@@ -106,13 +106,36 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         [tenantId, batchId, uuidArray(operationIds)]
       ).pipe(Effect.asVoid)
 
+  // a create ($4 the operation ids, $5 dry run): its number free, its references the tenant's, its operations in no
+  // other batch, then the batch and its operations in order
+  const creates = recordWrites<Batch>(sql, {
+    table: "batches",
+    columns: catalog.columns("batches"),
+    refTables: ["operations", "cells", "batches"],
+    insertValues: insertDefaults({ batch_type: "'general'", status: "'draft'" }),
+    createChecks: {
+      ctes: [
+        ["number", "SELECT EXISTS (SELECT 1 FROM batches b WHERE b.tenant_id = $3::uuid AND b.batch_number = $1::jsonb->>'batch_number') AS taken"],
+        ["held", "SELECT bo.operation_id FROM batch_operations bo WHERE bo.tenant_id = $3::uuid AND bo.operation_id = ANY ($4::uuid[])"]
+      ],
+      insertWhen: "NOT $5::boolean AND NOT (SELECT taken FROM number) AND NOT EXISTS (SELECT 1 FROM held)"
+    },
+    ctes: [["bo", `INSERT INTO batch_operations (tenant_id, batch_id, operation_id, sequence)
+      SELECT m.tenant_id, m.id, o.id, o.n FROM m, unnest($4::uuid[]) WITH ORDINALITY o (id, n)`]],
+    select: [["number_taken", "(SELECT taken FROM number)"], ["held", "ARRAY(SELECT operation_id FROM held)"]]
+  })
   return BatchStore.of({
-    insert: (batch, operationIds) =>
-      Effect.gen(function*() {
-        yield* insertRows<{ id: string }>(sql, "batches", [batch], { batch_type: "'general'", status: "'draft'" })
-        yield* append(batch.tenant_id, batch.id, operationIds)
-        return (yield* get(batch.tenant_id, batch.id))!
-      }).pipe(mapConstraints),
+    insert: (batch, operationIds, refs, dryRun) =>
+      creates.createRow(batch, { refs, events: [] }, [uuidArray(operationIds), dryRun]).pipe(
+        Effect.map((r) => ({
+          numberTaken: r.number_taken as boolean,
+          missingRefs: r.missing_refs,
+          held: r.held as ReadonlyArray<string>,
+          // the record's JSON was built before its operations went in: they are the ones just written, in order
+          batch: r.json === null ? undefined : { ...JSON.parse(r.json), operation_ids: operationIds } as Batch
+        })),
+        mapConstraints
+      ),
     list: (tenantId, q: BatchListQuery) => {
       const f = q.filters
       return listPage<Batch>(sql, {

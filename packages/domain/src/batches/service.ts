@@ -14,7 +14,7 @@ import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, type Reference } from "../references.ts"
+import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
@@ -89,10 +89,10 @@ export class Batches extends Context.Service<Batches, {
         return { details, taken }
       })
 
-    const refuseTaken = (taken: ReadonlyArray<readonly [string, string]>) =>
-      taken.length === 0
+    const refuseTaken = (operationIds: ReadonlyArray<string>) =>
+      operationIds.length === 0
         ? Effect.void
-        : Effect.fail(new Conflict({ message: `operations already in another batch: ${taken.map(([o]) => o).join(", ")}`, field: "operation_ids" }))
+        : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
 
     const change = (moved: { row: { status: string }; previous: string }) => ({ previous_status: moved.previous, new_status: moved.row.status })
 
@@ -194,15 +194,16 @@ export class Batches extends Context.Service<Batches, {
               : Effect.fail(e)
           }))
           const ids = input.operation_ids ?? []
-          const ops = yield* checkOperations(raw, ids, "operation_ids")
-          const details = [...ops.details, ...(yield* checkReferences("batch", raw, fieldRefs(input)))]
-          if (yield* store.numberTaken(tenant.id, input.batch_number)) {
-            return yield* new Conflict({ message: `batch_number ${input.batch_number} already exists`, field: "batch_number" })
-          }
-          yield* failIfAny("batch", details)
-          yield* refuseTaken(ops.taken)
+          const refs: Array<Reference> = [...ids.map((id, i) => ({ table: "operations" as const, id, path: ["operation_ids", i] })), ...fieldRefs(input)]
+          // a repeated operation is refused with the rest: the statement then only reports what it found
+          const repeated = duplicates("batch", raw, ids, (id) => id, (i) => ["operation_ids", i], "operation")
           const { operation_ids: _o, ...fields } = input
-          return yield* tx.transaction(store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids))
+          const outcome = yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids, checkedReferences(refs), repeated.length > 0)
+          // spec 7.4: 409 for the number before 422, then an operation in another batch
+          if (outcome.numberTaken) return yield* new Conflict({ message: `batch_number ${input.batch_number} already exists`, field: "batch_number" })
+          yield* failIfAny("batch", [...repeated, ...missingReferenceDetails("batch", raw, refs, outcome.missingRefs)])
+          yield* refuseTaken(outcome.held)
+          return outcome.batch!
         })),
       list: listWith(batchListSpec, store.list),
       get: (id) => readOwned("batches", id, (tenantId) => store.read(tenantId, id)),
@@ -260,7 +261,7 @@ export class Batches extends Context.Service<Batches, {
           if (status !== undefined && !addOperationsFrom.includes(status)) return yield* refuse(status)
           const ops = yield* checkOperations(raw, operation_ids, "operation_ids", id)
           yield* failIfAny("batch", ops.details)
-          yield* refuseTaken(ops.taken)
+          yield* refuseTaken(ops.taken.map(([o]) => o))
           const batch = yield* tx.transaction(store.addOperations(tenant.id, id, operation_ids, addOperationsFrom))
           if (batch !== undefined) return batch
           // the status changed under us (guarded statement found nothing)

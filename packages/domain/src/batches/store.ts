@@ -17,9 +17,28 @@ export interface BatchStarted extends MoveOutcome<Batch> {
   readonly timeEntriesOpened: number
 }
 
+/** What a batch create's statement found, and the batch when it wrote it. */
+export interface BatchInsertOutcome {
+  readonly numberTaken: boolean
+  /** Indexes into the refs that are not live records of the tenant. */
+  readonly missingRefs: ReadonlyArray<number>
+  /** The operations that are in another batch. */
+  readonly held: ReadonlyArray<string>
+  readonly batch: Batch | undefined
+}
+
 export class BatchStore extends Context.Service<BatchStore, {
-  /** Inserts the batch and its operations in order; Conflict when one is in another batch. */
-  readonly insert: (batch: NewRow<BatchRow>, operationIds: ReadonlyArray<string>) => Effect.Effect<Batch, Conflict>
+  /**
+   * Inserts the batch and its operations in order as ONE statement, only when its number is free, `refs` are the
+   * tenant's and none of the operations is in another batch (and not when `dryRun`): what it found either way, and
+   * the batch when it wrote it. Conflict when a concurrent create took one of the operations.
+   */
+  readonly insert: (
+    batch: NewRow<BatchRow>,
+    operationIds: ReadonlyArray<string>,
+    refs: ReadonlyArray<CheckedReference>,
+    dryRun: boolean
+  ) => Effect.Effect<BatchInsertOutcome, Conflict>
   readonly list: (tenantId: string, query: BatchListQuery) => Effect.Effect<Slice<Batch>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Batch>>
