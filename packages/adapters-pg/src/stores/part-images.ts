@@ -46,11 +46,10 @@ export const PartImageStorePg = Layer.effect(PartImageStore, Effect.gen(function
     // part is checked in the same statement
     insert: (row, plan) => writes.create(row, plan).pipe(mapConstraints),
     patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
-    lockKey: (tenantId, id) =>
-      sql<{ storage_key: string }>`SELECT storage_key FROM part_images i WHERE i.tenant_id = ${tenantId} AND i.id = ${id}
-        AND ${sql.literal(liveCondition.part_images("i"))} FOR UPDATE OF i`.pipe(
-        Effect.map((rows) => rows[0]?.storage_key),
-        Effect.orDie
+    removeWithKey: (tenantId, id) =>
+      writes.remove(tenantId, id, [], "storage_key").pipe(
+        Effect.map(({ value, ...outcome }) => ({ ...outcome, storageKey: value })),
+        mapConstraints
       )
   })
 }))

@@ -4,9 +4,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type Crud, type CrudStore, makeCrud } from "../crud.ts"
+import { type Crud, type CrudStore, makeCrud, type RemoveOutcome, settleRemove } from "../crud.ts"
+import type { Conflict } from "../errors.ts"
 import { Name255, opt, optNull, tenantRecord, Uuid } from "../fields.ts"
-import { CurrentTenant, References, Tx } from "../ports.ts"
+import { CurrentTenant, References } from "../ports.ts"
 import { bool, type ListSpec, uuid } from "../query.ts"
 import { checkReferences } from "../references.ts"
 import { decodeInput, detail, failIfAny } from "../validation.ts"
@@ -79,8 +80,8 @@ export type PartImage = typeof PartImage.Type
 export const PartImageWithUrl = Schema.Struct({ ...PartImage.fields, url: Schema.String, url_expires_at: Schema.String })
 
 export class PartImageStore extends Context.Service<PartImageStore, CrudStore<PartImage> & {
-  /** The storage key of a live image of the tenant, locked for the transaction (undefined: none). */
-  readonly lockKey: (tenantId: string, id: string) => Effect.Effect<string | undefined>
+  /** Deletes a live image of the tenant as one statement, with the owner of the id and the deleted image's storage key. */
+  readonly removeWithKey: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome & { readonly storageKey: string | undefined }, Conflict>
 }>()("mes/domain/PartImageStore") {}
 
 const ENTITY = "part_image"
@@ -94,7 +95,6 @@ export class PartImages extends Context.Service<PartImages, Crud<PartImage>>()("
   static readonly layer = Layer.effect(PartImages, Effect.gen(function*() {
     const store = yield* PartImageStore
     const storage = yield* Storage
-    const tx = yield* Tx
     const decode = decodeInput(PartImageCreate, ENTITY, { record: PartImage })
     const withRefs = Effect.provideService(References, yield* References)
     const crud = makeCrud<PartImage>({
@@ -130,13 +130,10 @@ export class PartImages extends Context.Service<PartImages, Crud<PartImage>>()("
       remove: (id) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const key = yield* tx.transaction(Effect.gen(function*() {
-            const key = yield* store.lockKey(tenant.id, id)
-            yield* crud.remove(id)
-            return key
-          }))
+          const outcome = yield* store.removeWithKey(tenant.id, id)
+          yield* settleRemove("part_images", id, outcome)
           // the row is gone (committed): the file goes too; a crash in between leaves only an unreferenced file
-          if (key !== undefined) yield* storage.remove(key)
+          if (outcome.storageKey !== undefined) yield* storage.remove(outcome.storageKey)
         })
     })
   }))
