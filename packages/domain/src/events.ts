@@ -174,8 +174,6 @@ export const batchEvent = (type: EventType, batch: AnyRecord, move: Moved, extra
   data: eventData(payloadShapes.batch, batch, move, extra)
 })
 
-export const issueEvent = (type: EventType, issue: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.issue, issue) })
-
 export const stepEvent = (type: EventType, substep: AnyRecord): NewEvent => ({ type, data: eventData(payloadShapes.step, substep) })
 
 /** An event about a record in hand, with the payload shape of its type. */

@@ -5,11 +5,10 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type Issue, type IssueListQuery, type IssueRow, type IssueStamps, IssueStore, type Stamp } from "@mes/domain"
 import { mapConstraints } from "../constraints.ts"
-import { insertRows } from "../rows.ts"
 import { Catalog } from "../catalog.ts"
 import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { recordWrites } from "../moves.ts"
+import { insertDefaults, recordWrites } from "../moves.ts"
 import { liveCondition, readOwned } from "../json.ts"
 
 // severity and status sort by rank (low → critical, open → closed), not alphabetically
@@ -31,9 +30,10 @@ const live = liveCondition.issues
 
 export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const columns = (yield* Catalog).columns("issues")
   const writes = recordWrites<Issue>(sql, {
     table: "issues",
-    columns: (yield* Catalog).columns("issues"),
+    columns,
     refTables: ["profiles"],
     // the answer's `current` is the issue's type: the domain names the NCR rule a refusal broke
     current: "issue_type",
@@ -42,16 +42,22 @@ export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
     // ncr.verified when an NCR's verifier changes (to someone: the domain plans it only then)
     previous: { column: "verified_by_id", eventsWhen: "m.issue_type = 'ncr' AND m.previous IS DISTINCT FROM m.verified_by_id::text" }
   })
+  // a create: the operation and profiles checked, the defaults, an NCR's next number (0030) and the events
+  const creates = recordWrites<Issue>(sql, {
+    table: "issues",
+    columns,
+    refTables: ["operations", "profiles"],
+    insertValues: {
+      ...insertDefaults(issueDefaults),
+      ncr_number: "coalesce(r.ncr_number, CASE WHEN r.issue_type = 'ncr' THEN mes_next_ncr_number(r.tenant_id) END)"
+    }
+  })
   return IssueStore.of({
-    insert: (issue, stamps: IssueStamps) => {
-      // a stamp on create means "now": the column rides along as null and takes now() as its default
+    insert: (issue, stamps: IssueStamps, plan) => {
+      // a stamp on create is the transaction's time, as created_at: PostgreSQL reads the timestamp 'now' as that
       const row: Record<string, unknown> = { ...issue }
-      const defaults: Record<string, string> = { ...issueDefaults }
-      for (const [col, stamp] of Object.entries(stamps)) {
-        row[col] = null
-        if (stamp !== "clear") defaults[col] = "now()"
-      }
-      return insertRows<IssueRow>(sql, "issues", [row], defaults).pipe(Effect.map((rows) => rows[0]!), mapConstraints)
+      for (const [col, stamp] of Object.entries(stamps)) row[col] = stamp === "clear" ? null : "now"
+      return creates.create(row, plan).pipe(mapConstraints)
     },
     list: (tenantId, q: IssueListQuery) =>
       Effect.gen(function*() {
@@ -82,11 +88,6 @@ export const IssueStorePg = Layer.effect(IssueStore, Effect.gen(function*() {
       ),
     patch: (tenantId, id, changes, plan) =>
       writes.patch(tenantId, id, changes, plan.events, plan.refs, plan.stamps as Readonly<Record<string, Stamp>>).pipe(mapConstraints),
-    nextNcrNumber: (tenantId, year) =>
-      sql<{ last_value: number }>`
-        INSERT INTO ncr_counters (tenant_id, year, last_value) VALUES (${tenantId}, ${year}, 1)
-        ON CONFLICT (tenant_id, year) DO UPDATE SET last_value = ncr_counters.last_value + 1
-        RETURNING last_value`.pipe(Effect.map((rows) => rows[0]!.last_value), Effect.orDie),
     ncrNumberTaken: (tenantId, ncrNumber, exceptId) => {
       const where = [sql`tenant_id = ${tenantId}`, sql`ncr_number = ${ncrNumber}`]
       if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)

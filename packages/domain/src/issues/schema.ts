@@ -116,7 +116,3 @@ export type IssueRow = typeof IssueRow.Type
 export const Issue = Schema.Struct({ ...IssueRow.fields, disposition: Schema.NullOr(NcrDisposition) })
 export type Issue = typeof Issue.Type
 
-export const presentIssue = (row: IssueRow): Issue => ({ ...row, disposition: row.ncr_disposition })
-
-/** `NCR-<year>-<5-digit sequence>` (DECISIONS: numbering). */
-export const formatNcrNumber = (year: number, sequence: number) => `NCR-${year}-${String(sequence).padStart(5, "0")}`

@@ -1,5 +1,5 @@
 // Issues and NCRs: create, list, read, update (spec 4.7). No delete: the spec has none.
-import { emitter, eventPlan, issueEvent, Outbox } from "../events.ts"
+import { eventPlan, type EventType } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -8,19 +8,17 @@ import { Conflict, NotFound } from "../errors.ts"
 import { readOwned } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { renameAliases } from "../fields.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, isNameCandidate, validationFailed, type ValidationDetail } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, isNameCandidate, validationFailed, type ValidationDetail } from "../validation.ts"
 import {
-  formatNcrNumber,
   Issue,
   issueAliases,
   IssueCreate,
   issueListSpec,
   IssuePatch,
-  type IssueStatus,
-  presentIssue
+  type IssueStatus
 } from "./schema.ts"
 import { type IssueStamps, IssueStore } from "./store.ts"
 
@@ -57,8 +55,6 @@ export class Issues extends Context.Service<Issues, {
   static readonly layer = Layer.effect(Issues, Effect.gen(function*() {
     const store = yield* IssueStore
     const references = yield* References
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(IssueCreate, ENTITY, { record: Issue })
     const decodePatch = decodePatchInput(IssuePatch, ENTITY)
@@ -72,16 +68,6 @@ export class Issues extends Context.Service<Issues, {
         if (isNcrNumber(value) && (yield* store.ncrNumberTaken(tenantId, value, exceptId))) return yield* taken(value)
       })
 
-    /** The next free generated number; skips numbers a client already used (DECISIONS: numbering). */
-    const generateNumber = (tenantId: string) =>
-      Effect.gen(function*() {
-        const year = new Date().getUTCFullYear()
-        for (;;) {
-          const candidate = formatNcrNumber(year, yield* store.nextNcrNumber(tenantId, year))
-          if (!(yield* store.ncrNumberTaken(tenantId, candidate))) return candidate
-        }
-      })
-
     return Issues.of({
       create: (raw) =>
         withRefs(Effect.gen(function*() {
@@ -93,24 +79,16 @@ export class Issues extends Context.Service<Issues, {
           const input = yield* decodeCreate(body).pipe(
             Effect.catchTag("ValidationFailed", (e) => Effect.fail(validationFailed(ENTITY, [...e.details, ...rule])))
           )
-          const refDetails = yield* checkReferences(ENTITY, body, [
-            { table: "operations", id: input.operation_id, path: ["operation_id"] },
-            ...profileRefs(input)
-          ])
-          yield* failIfAny(ENTITY, [...refDetails, ...rule])
-          const stamps = { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) }
-          const row = yield* tx.transaction(Effect.gen(function*() {
-            // the counter bump and the insert commit or roll back together
-            const ncrNumber = input.ncr_number ?? (input.issue_type === "ncr" ? yield* generateNumber(tenant.id) : null)
-            const row = yield* store.insert({ ...input, id: newId(), tenant_id: tenant.id, ncr_number: ncrNumber }, stamps)
-            const issue = presentIssue(row)
-            yield* emit([
-              issueEvent(row.issue_type === "ncr" ? "ncr.created" : "issue.created", issue),
-              ...(row.issue_type === "ncr" && row.verified_by_id !== null ? [issueEvent("ncr.verified", issue)] : [])
-            ])
-            return row
-          }))
-          return presentIssue(row)
+          const refs: Array<Reference> = [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...profileRefs(input)]
+          // an NCR without severity is refused with every other reason
+          if (rule.length > 0) return yield* validationFailed(ENTITY, [...(yield* checkReferences(ENTITY, body, refs)), ...rule])
+          const ncr = input.issue_type === "ncr"
+          const events: Array<EventType> = [ncr ? "ncr.created" : "issue.created", ...(ncr && input.verified_by_id != null ? ["ncr.verified" as const] : [])]
+          return yield* store.insert(
+            { ...input, id: newId(), tenant_id: tenant.id },
+            { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) },
+            { refs: checkedReferences(refs), events: events.map(eventPlan) }
+          ).pipe(Effect.catchTag("MissingReferences", (e) => validationFailed(ENTITY, missingReferenceDetails(ENTITY, body, refs, e.indexes))))
         })),
       list: (raw) =>
         listWith(issueListSpec, store.list)(raw),

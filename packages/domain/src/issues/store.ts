@@ -5,7 +5,7 @@ import type { NewRow } from "../jobs/store.ts"
 import type { Stamp } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Issue, IssueListSpec, IssueRow } from "./schema.ts"
-import type { Owned, PatchOutcome } from "../crud.ts"
+import type { CreatePlan, MissingReferences, Owned, PatchOutcome } from "../crud.ts"
 import type { EventPlan } from "../events.ts"
 import type { CheckedReference } from "../jobs/store.ts"
 
@@ -15,8 +15,11 @@ export type IssueListQuery = ListQuery<IssueListSpec["filters"], IssueListSpec["
 export type IssueStamps = Readonly<Partial<Record<"verified_at" | "resolved_at", Stamp>>>
 
 export class IssueStore extends Context.Service<IssueStore, {
-  /** Inserts one issue; a duplicate ncr_number of the tenant is a Conflict. */
-  readonly insert: (issue: NewRow<IssueRow>, stamps: IssueStamps) => Effect.Effect<IssueRow, Conflict>
+  /**
+   * Creates one issue as ONE statement, only when `plan.refs` are the tenant's, with its `stamps` and `plan.events`;
+   * an NCR without ncr_number takes the next of its tenant's year. A duplicate ncr_number of the tenant is a Conflict.
+   */
+  readonly insert: (issue: NewRow<IssueRow>, stamps: IssueStamps, plan: CreatePlan) => Effect.Effect<Issue, Conflict | MissingReferences>
   /** Issues of the tenant whose operation is in a live (not soft-deleted) job. */
   readonly list: (tenantId: string, query: IssueListQuery) => Effect.Effect<Slice<Issue>>
   /** One record as the API shows it, with its owner (one query). */
@@ -34,11 +37,6 @@ export class IssueStore extends Context.Service<IssueStore, {
     changes: Readonly<Record<string, unknown>>,
     plan: { readonly refs: ReadonlyArray<CheckedReference>; readonly stamps: IssueStamps; readonly events: ReadonlyArray<EventPlan> }
   ) => Effect.Effect<PatchOutcome<Issue>, Conflict>
-  /**
-   * Bumps the tenant's NCR counter for `year` and returns the new value (1 for the first NCR of the
-   * year). Atomic: concurrent callers get distinct values; inside a transaction the bump rolls back with it.
-   */
-  readonly nextNcrNumber: (tenantId: string, year: number) => Effect.Effect<number>
   /** True when another issue of the tenant has this ncr_number. */
   readonly ncrNumberTaken: (tenantId: string, ncrNumber: string, exceptId?: string) => Effect.Effect<boolean>
 }>()("mes/domain/IssueStore") {}
