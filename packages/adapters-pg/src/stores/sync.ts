@@ -40,6 +40,15 @@ const upsertByExternalKey = (
   WHERE ${conditions.join(" AND ")}`
 }
 
+/**
+ * The stored row with the external key of the record `json` (its source and external_id), joined as `s`: `s.id`,
+ * and `s.row` as a record of the table's type (NULL when there is none).
+ */
+const stored = (table: string, alias: string, json: string, live = "") =>
+  `LEFT JOIN LATERAL (SELECT ${alias}.id, ${alias} AS row FROM ${table} ${alias} WHERE ${
+    keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
+  }${live}) s ON true`
+
 /** The statement's shape depends only on which columns the plans' rows give; callers cache it by `syncJobsKey`. */
 export const syncJobsKey = (plans: ReadonlyArray<JobSyncPlan>, catalog: Catalog["Service"]) =>
   [
@@ -62,11 +71,6 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   const operations = catalog.columns("operations")
-  // a stored row by its external key, as a record of the table's type (NULL when there is none)
-  const stored = (table: string, alias: string, json: string, live = "") =>
-    `LEFT JOIN LATERAL (SELECT ${alias}.id, ${alias} AS row FROM ${table} ${alias} WHERE ${
-      keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
-    }${live}) s ON true`
   // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
   // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 120–142 ms → 105–124, bench/RESULTS.md)
   return `
@@ -187,9 +191,9 @@ export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object 
 WITH ${planRecords},
 bad AS (${missingReferences("rec.v->'refs'", "$2", ["cells", "materials"], PLAN_RECORDS)}),
 x AS MATERIALIZED (
-  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, s.job_id AS stored_job, owner.id AS job_id
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, (s.row).job_id AS stored_job, owner.id AS job_id
   FROM rec
-  LEFT JOIN LATERAL (SELECT p.id, p.job_id, p AS row FROM parts p WHERE ${keyOf("p", src, "(rec.v->'part'->>'external_id')")}) s ON true
+  ${stored("parts", "p", "rec.v->'part'")}
   CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", "rec.v->'part'")} OFFSET 0) y (r)
   LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL
 ),
@@ -245,10 +249,10 @@ export const syncOperationsStatement = (plans: ReadonlyArray<{ readonly operatio
   return `
 WITH ${planRecords},
 x AS MATERIALIZED (
-  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, s.part_id AS stored_part, owner.id AS part_id, cell.id AS cell_id,
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, (s.row).part_id AS stored_part, owner.id AS part_id, cell.id AS cell_id,
     (rec.v->'operation'->>'sequence')::int AS given_sequence
   FROM rec
-  LEFT JOIN LATERAL (SELECT o.id, o.part_id, o AS row FROM operations o WHERE ${keyOf("o", src, "(rec.v->'operation'->>'external_id')")}) s ON true
+  ${stored("operations", "o", "rec.v->'operation'")}
   CROSS JOIN LATERAL (SELECT ${synced("operations", "s.row", "rec.v->'operation'")} OFFSET 0) y (r)
   LEFT JOIN parts owner ON ${keyOf("owner", src, "(rec.v->>'part_external_id')")}
   LEFT JOIN cells cell ON cell.tenant_id = $2 AND cell.name = rec.v->>'cell_name'
@@ -261,14 +265,14 @@ ok AS MATERIALIZED (
 -- the sequence of a new operation without one: a = how many such operations of its part up to it, so the
 -- k-th comes a after the highest sequence its part had when the last record that gave one was synced
 numbered AS (
-  SELECT ok.k, ok.part_id, ok.auto, ok.stored_id, ok.given_sequence,
+  SELECT ok.k, ok.part_id, ok.stored_id, ok.given_sequence,
     count(*) FILTER (WHERE ok.auto) OVER w AS a,
     min(ok.k) FILTER (WHERE ok.auto) OVER (PARTITION BY ok.part_id) AS first_auto
   FROM ok WHERE ok.ok
   WINDOW w AS (PARTITION BY ok.part_id ORDER BY ok.k)
 ),
 after AS (
-  SELECT n.k, n.part_id, n.auto, n.stored_id, n.given_sequence, n.a, n.first_auto,
+  SELECT n.*,
     max(n.given_sequence - n.a) OVER (PARTITION BY n.part_id ORDER BY n.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS given_before
   FROM numbered n
 ),
@@ -311,7 +315,7 @@ WITH ${planRecords},
 x AS MATERIALIZED (
   SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id
   FROM rec
-  LEFT JOIN LATERAL (SELECT t.id, t AS row FROM ${table} t WHERE ${keyOf("t", "(rec.v->>'external_source')", "(rec.v->>'external_id')")}) s ON true
+  ${stored(table, "t", "rec.v")}
   CROSS JOIN LATERAL (SELECT ${synced(table, "s.row", "rec.v")} OFFSET 0) y (r)
 ),
 up AS (
