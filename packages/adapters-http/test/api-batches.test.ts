@@ -263,6 +263,59 @@ describe("/api-batch-lifecycle", () => {
     expectDetail(await act("add-operations", otherBatch.id, { operation_ids: [] }), "operation_ids", "MIN_LENGTH")
   })
 
+  it("add-operations is one statement: 404 / 403, then 409 for the state, 422 for the operations, 409 for one held elsewhere; a refusal writes nothing", async () => {
+    const { ops } = await newOps(null, null, null)
+    const theirs = (await other.post("/api-jobs", nestedJob(`BB-${++n}`))).body.data.parts[0].operations[0].operation_id
+    const b = await newBatch([ops[0]])
+    const held = await newBatch([ops[1]])
+    const add = (id: string, operation_ids: unknown, as = api) => act("add-operations", id, { operation_ids }, as)
+    // an unknown batch and another tenant's are 404 and 403, even with a body that is refused
+    expectError(await add("00000000-0000-4000-8000-000000000001", [ops[2]]), 404, "NOT_FOUND")
+    expectError(await add(b.id, "nope", other), 403, "FORBIDDEN")
+    // a foreign and a repeated operation beside a held one: 422 with both, before the held one's 409
+    const bad = await add(b.id, [theirs, ops[2], ops[2], ops[1]])
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([
+      ["operation_ids[0]", "FK_CONSTRAINT"],
+      ["operation_ids[2]", "UNIQUE_CONSTRAINT"]
+    ])
+    const busy = await add(b.id, [ops[2], ops[1]])
+    expectError(busy, 409, "CONFLICT")
+    expect(busy.body.error.message).toContain(ops[1])
+    expect(busy.body.error.message).not.toContain(ops[2])
+    // one already in this batch
+    expectError(await add(b.id, [ops[0]]), 409, "CONFLICT")
+    const stored = (await api.get(`/api-batches?id=${b.id}`)).body.data.batch
+    expect(stored.operation_ids).toEqual([ops[0]])
+    expect(stored.updated_at).toBe(b.updated_at)
+    // a batch that has started: the state's 409 comes before the foreign operation's 422
+    await act("start", held.id)
+    const started = await add(held.id, [theirs])
+    expectError(started, 409, "INVALID_STATE_TRANSITION")
+    expect(started.body.error.message).toContain("'in_progress'")
+    // the free operation is appended, the answer and the stored batch alike
+    const ok = await add(b.id, [ops[2]])
+    expect(ok.status).toBe(200)
+    expect(ok.body.data.batch.operation_ids).toEqual([ops[0], ops[2]])
+    expect(ok.body.data.batch.updated_at > b.updated_at).toBe(true)
+    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(ok.body.data.batch)
+  })
+
+  it("parallel add-operations to one batch append one after another: each answer holds the appends before it, in order", async () => {
+    const { ops } = await newOps(...Array.from({ length: 10 }, () => null))
+    const b = await newBatch()
+    const all = await Promise.all(ops.map((o: string) => act("add-operations", b.id, { operation_ids: [o] })))
+    expect(all.map((r) => r.status)).toEqual(ops.map(() => 200))
+    const final: Array<string> = (await api.get(`/api-batches?id=${b.id}`)).body.data.batch.operation_ids
+    expect([...final].sort()).toEqual([...ops].sort())
+    // the k-th append to commit answers the first k operations of the batch, its own last
+    const answers = all.map((r, i) => ({ own: ops[i], ids: r.body.data.batch.operation_ids as Array<string> })).sort((x, y) => x.ids.length - y.ids.length)
+    answers.forEach((a, k) => {
+      expect(a.ids).toEqual(final.slice(0, k + 1))
+      expect(a.ids[k]).toBe(a.own)
+    })
+  })
+
   it("20 parallel starts: exactly one 200 and one set of time entries", async () => {
     const { ops } = await newOps(null, null)
     const b = await newBatch(ops)

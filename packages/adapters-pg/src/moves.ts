@@ -285,21 +285,24 @@ export const recordWrites = <T>(
     )
   }
   return {
+    /** A PATCH, with its answer row; `more` are the parameters from $5 on that the store's guard, CTEs and select use. */
     patch: (
       tenantId: string,
       id: string,
       changes: Readonly<Record<string, unknown>>,
       events: ReadonlyArray<EventPlan>,
       refs: ReadonlyArray<{ readonly i: number; readonly tbl: string; readonly id: string }> = [],
-      stamps: Readonly<Record<string, Stamp>> = {}
-    ): Effect.Effect<PatchOutcome<T>, SqlError> => {
+      stamps: Readonly<Record<string, Stamp>> = {},
+      more: ReadonlyArray<string | null> = []
+    ): Effect.Effect<PatchOutcome<T> & { readonly row: WriteRow }, SqlError> => {
       const key = `patch ${shapeKey(changes)} ${events.map((e) => e.type).join(",")} ${Object.entries(stamps).map(([c, s]) => `${c}=${s}`).sort().join(",")}`
       const statement = cached(key, () => updateStatement({ ...o, changes, events, stamps }))
-      return runWrite(sql, statement, tenantId, id, changes, refs).pipe(Effect.map((row) => ({
+      return runWrite(sql, statement, tenantId, id, changes, refs, more).pipe(Effect.map((row) => ({
         owner: row.owner ?? undefined,
         record: row.json === null ? undefined : jsonText<T>(row.json),
         missingRefs: row.missing_refs,
-        current: row.current ?? undefined
+        current: row.current ?? undefined,
+        row
       })))
     },
     /** A guarded move; `more` are the parameters from $5 on that the store's additions use. */

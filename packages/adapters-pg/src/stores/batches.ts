@@ -20,7 +20,7 @@ import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { insertDefaults, type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
-import { literal, textArray } from "../sql-text.ts"
+import { arrayParam, literal, textArray } from "../sql-text.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
   WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
@@ -79,6 +79,13 @@ const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
   }
 }
 
+/**
+ * The batch a create or add-operations statement wrote: its JSON was built from the statement's snapshot, before the
+ * operations went in, so they are those that mes_append_batch_operations answered (migration 0031).
+ */
+const withOperations = (row: { readonly json: string | null; readonly [more: string]: unknown }): Batch | undefined =>
+  row.json === null ? undefined : { ...JSON.parse(row.json), operation_ids: row.operation_ids } as Batch
+
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
@@ -95,16 +102,19 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** Appends operations after the batch's last sequence (one statement). */
-  const append = (tenantId: string, batchId: string, operationIds: ReadonlyArray<string>) =>
-    operationIds.length === 0
-      ? Effect.void
-      : sql.unsafe(
-        `INSERT INTO batch_operations (tenant_id, batch_id, operation_id, sequence)
-         SELECT $1, $2, o.id, (SELECT coalesce(max(sequence), 0) FROM batch_operations WHERE tenant_id = $1 AND batch_id = $2) + o.n
-         FROM unnest($3::uuid[]) WITH ORDINALITY AS o (id, n)`,
-        [tenantId, batchId, uuidArray(operationIds)]
-      ).pipe(Effect.asVoid)
+  // add-operations ($5 the statuses it may add in, $6 dry run, $7 the operation ids): the batch touched only while in
+  // one of them, its references the tenant's and none of the operations in another batch; the operations appended by
+  // a function that reads the last sequence after the batch's lock (migration 0031), answering all of them in order
+  const heldElsewhere = `SELECT bo.operation_id FROM batch_operations bo
+    WHERE bo.tenant_id = $1 AND bo.operation_id = ANY ($7::uuid[]) AND bo.batch_id <> $2`
+  const adds = recordWrites<Batch>(sql, {
+    table: "batches",
+    columns: catalog.columns("batches"),
+    refTables: ["operations"],
+    guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${heldElsewhere})`,
+    ctes: [["bo", "SELECT mes_append_batch_operations($1, m.id, $7::uuid[]) AS ids FROM m"]],
+    select: [["held", `ARRAY(${heldElsewhere})`], ["operation_ids", "(SELECT ids FROM bo)"]]
+  })
 
   // a create ($4 the operation ids, $5 dry run): its number free, its references the tenant's, its operations in no
   // other batch, then the batch and its operations in order
@@ -120,9 +130,8 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       ],
       insertWhen: "NOT $5::boolean AND NOT (SELECT taken FROM number) AND NOT EXISTS (SELECT 1 FROM held)"
     },
-    ctes: [["bo", `INSERT INTO batch_operations (tenant_id, batch_id, operation_id, sequence)
-      SELECT m.tenant_id, m.id, o.id, o.n FROM m, unnest($4::uuid[]) WITH ORDINALITY o (id, n)`]],
-    select: [["number_taken", "(SELECT taken FROM number)"], ["held", "ARRAY(SELECT operation_id FROM held)"]]
+    ctes: [["bo", "SELECT mes_append_batch_operations(m.tenant_id, m.id, $4::uuid[]) AS ids FROM m"]],
+    select: [["number_taken", "(SELECT taken FROM number)"], ["held", "ARRAY(SELECT operation_id FROM held)"], ["operation_ids", "(SELECT ids FROM bo)"]]
   })
   return BatchStore.of({
     insert: (batch, operationIds, refs, dryRun) =>
@@ -131,8 +140,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
           numberTaken: r.number_taken as boolean,
           missingRefs: r.missing_refs,
           held: r.held as ReadonlyArray<string>,
-          // the record's JSON was built before its operations went in: they are the ones just written, in order
-          batch: r.json === null ? undefined : { ...JSON.parse(r.json), operation_ids: operationIds } as Batch
+          batch: withOperations(r)
         })),
         mapConstraints
       ),
@@ -184,23 +192,17 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         Effect.map((rows) => rows[0]?.status),
         Effect.orDie
       ),
-    addOperations: (tenantId, id, operationIds, whileIn) =>
-      Effect.gen(function*() {
-        // lock the batch while it is in an accepting status, so a concurrent start waits for us
-        const locked = yield* sql`SELECT id FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}
-          AND status IN ${sql.in(whileIn)} FOR UPDATE`
-        if (locked.length === 0) return undefined
-        yield* append(tenantId, id, operationIds)
-        yield* sql`UPDATE batches SET updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${id}`
-        return yield* get(tenantId, id)
-      }).pipe(mapConstraints),
-    batchesOf: (tenantId, operationIds) =>
-      operationIds.length === 0
-        ? Effect.succeed(new Map<string, string>())
-        : sql.unsafe<{ operation_id: string; batch_id: string }>(
-          `SELECT operation_id, batch_id FROM batch_operations WHERE tenant_id = $1 AND operation_id = ANY($2::uuid[])`,
-          [tenantId, uuidArray(operationIds)]
-        ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.operation_id, r.batch_id]))), Effect.orDie),
+    addOperations: (tenantId, id, o) =>
+      adds.patch(tenantId, id, {}, [], o.refs, {}, [arrayParam(o.whileIn), String(o.dryRun), uuidArray(o.operationIds)]).pipe(
+        Effect.map(({ row }) => ({
+          owner: row.owner ?? undefined,
+          current: (row.current ?? undefined) as BatchStatus | undefined,
+          missingRefs: row.missing_refs,
+          held: row.held as ReadonlyArray<string>,
+          batch: withOperations(row)
+        })),
+        mapConstraints
+      ),
     ancestors: (tenantId, id) => ancestors(sql, "batches", "parent_batch_id", tenantId, id).pipe(Effect.orDie),
     numberTaken: (tenantId, batchNumber, exceptId) =>
       sql`SELECT 1 FROM batches WHERE tenant_id = ${tenantId} AND batch_number = ${batchNumber} AND id <> ${exceptId ?? "00000000-0000-0000-0000-000000000000"}`.pipe(

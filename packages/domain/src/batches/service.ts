@@ -14,7 +14,7 @@ import { OperationStore } from "../operations/store.ts"
 import { PartStore } from "../parts/store.ts"
 import { CurrentTenant, newId, References, Tx } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { TimeEntryStore } from "../time-entries/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
@@ -76,18 +76,6 @@ export class Batches extends Context.Service<Batches, {
       ...(input.cell_id != null ? [{ table: "cells" as const, id: input.cell_id, path: ["cell_id"] }] : []),
       ...(input.parent_batch_id != null ? [{ table: "batches" as const, id: input.parent_batch_id, path: ["parent_batch_id"] }] : [])
     ]
-
-    /** Operation ids: the tenant's (422), not repeated (422), not in another batch (409). */
-    const checkOperations = (input: unknown, ids: ReadonlyArray<string>, path: string, batchId?: string) =>
-      Effect.gen(function*() {
-        const tenant = yield* CurrentTenant
-        const details: Array<ValidationDetail> = [
-          ...duplicates("batch", input, ids, (id) => id, (i) => [path, i], "operation"),
-          ...(yield* checkReferences("batch", input, ids.map((id, i) => ({ table: "operations" as const, id, path: [path, i] }))))
-        ]
-        const taken = [...(yield* store.batchesOf(tenant.id, ids))].filter(([, b]) => b !== batchId)
-        return { details, taken }
-      })
 
     const refuseTaken = (operationIds: ReadonlyArray<string>) =>
       operationIds.length === 0
@@ -253,20 +241,30 @@ export class Batches extends Context.Service<Batches, {
       addOperations: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("batches", id)
-          const { operation_ids } = yield* decodeAdd(raw)
+          // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
+          const { operation_ids } = yield* decodeAdd(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
+          const refs = operation_ids.map((op, i): Reference => ({ table: "operations", id: op, path: ["operation_ids", i] }))
+          // a repeated operation is refused with the rest: the statement then only reports what it found
+          const repeated = duplicates("batch", raw, operation_ids, (op) => op, (i) => ["operation_ids", i], "operation")
+          const outcome = yield* store.addOperations(tenant.id, id, {
+            operationIds: operation_ids,
+            whileIn: addOperationsFrom,
+            refs: checkedReferences(refs),
+            dryRun: repeated.length > 0
+          })
+          yield* checkOwner("batches", id, outcome.owner)
+          if (outcome.batch !== undefined) return outcome.batch
           const refuse = (current: BatchStatus) =>
             new InvalidStateTransition({ entity: "batch", current, required: addOperationsFrom, action: "add operations to" })
-          const status = yield* store.status(tenant.id, id)
-          if (status !== undefined && !addOperationsFrom.includes(status)) return yield* refuse(status)
-          const ops = yield* checkOperations(raw, operation_ids, "operation_ids", id)
-          yield* failIfAny("batch", ops.details)
-          yield* refuseTaken(ops.taken.map(([o]) => o))
-          const batch = yield* tx.transaction(store.addOperations(tenant.id, id, operation_ids, addOperationsFrom))
-          if (batch !== undefined) return batch
-          // the status changed under us (guarded statement found nothing)
-          const now = yield* store.status(tenant.id, id)
-          return yield* (now === undefined ? Effect.fail(new NotFound({ entity: "batch", id })) : Effect.fail(refuse(now)))
+          let current = outcome.current
+          if (current !== undefined && addOperationsFrom.includes(current)) {
+            // spec 7.4: the state (409), then the operations (422), then those in another batch (409); with none of
+            // them, the status changed under the statement
+            yield* failIfAny("batch", [...repeated, ...missingReferenceDetails("batch", raw, refs, outcome.missingRefs)])
+            yield* refuseTaken(outcome.held)
+            current = yield* store.status(tenant.id, id)
+          }
+          return yield* (current === undefined ? Effect.fail(new NotFound({ entity: "batch", id })) : Effect.fail(refuse(current)))
         }))
     })
   }))

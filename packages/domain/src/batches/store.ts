@@ -27,6 +27,17 @@ export interface BatchInsertOutcome {
   readonly batch: Batch | undefined
 }
 
+/** What an add-operations statement found, and the batch when it appended the operations. */
+export interface BatchAddOutcome {
+  readonly owner: string | undefined
+  /** The batch's status as the statement read it. */
+  readonly current: BatchStatus | undefined
+  readonly missingRefs: ReadonlyArray<number>
+  /** The operations that are in another batch. */
+  readonly held: ReadonlyArray<string>
+  readonly batch: Batch | undefined
+}
+
 export class BatchStore extends Context.Service<BatchStore, {
   /**
    * Inserts the batch and its operations in order as ONE statement, only when its number is free, `refs` are the
@@ -65,15 +76,21 @@ export class BatchStore extends Context.Service<BatchStore, {
     o: { readonly operatorId: string | null; readonly refs: ReadonlyArray<CheckedReference> }
   ) => Effect.Effect<BatchStarted, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<BatchStatus | undefined>
-  /** Appends operations to the batch, only while its status is one of `whileIn` (one statement each). */
+  /**
+   * Appends operations to the batch as ONE statement, only while its status is one of `whileIn`, the operations are
+   * the tenant's (`refs`) and in no other batch, and not when `dryRun`: what it found either way, and the batch with
+   * all of its operations when it wrote them. Conflict when a concurrent write took one of the operations.
+   */
   readonly addOperations: (
     tenantId: string,
     id: string,
-    operationIds: ReadonlyArray<string>,
-    whileIn: ReadonlyArray<BatchStatus>
-  ) => Effect.Effect<Batch | undefined, Conflict>
-  /** For each operation already in a batch, that batch's id. */
-  readonly batchesOf: (tenantId: string, operationIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
+    o: {
+      readonly operationIds: ReadonlyArray<string>
+      readonly whileIn: ReadonlyArray<BatchStatus>
+      readonly refs: ReadonlyArray<CheckedReference>
+      readonly dryRun: boolean
+    }
+  ) => Effect.Effect<BatchAddOutcome, Conflict>
   /** The batch ids up the parent chain of `id`, nearest first. */
   readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   readonly numberTaken: (tenantId: string, batchNumber: string, exceptId?: string) => Effect.Effect<boolean>
