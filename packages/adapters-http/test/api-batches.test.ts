@@ -1,6 +1,8 @@
 // /api-batches and /api-batch-lifecycle (spec 2.6, 3.3, 4.6): CRUD, one batch per operation,
 // start/stop moving the operations, and the tracked time shared across them.
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { distributeBatchTime } from "@mes/domain"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let h: Harness
@@ -216,6 +218,38 @@ describe("/api-batch-lifecycle", () => {
     expect(a.completion_percentage).toBe(100)
     expect((await api.get(`/api-parts?id=${part}`)).body.data.part.status).toBe("completed")
     expect(res.body.data.batch.completed_at).not.toBeNull()
+  })
+
+  it("stop shares the tracked time exactly as distributeBatchTime does, ends each entry with its share and sums it (seed MES_MODEL_SEED)", async () => {
+    // the statement computes the shares in SQL (migration 0032); the domain's function is the reference
+    const estimate = fc.oneof(
+      fc.constant(null),
+      fc.constant(0),
+      fc.integer({ min: 1, max: 480 }),
+      fc.double({ min: 0, max: 10_000, noNaN: true, noDefaultInfinity: true })
+    )
+    const draw = fc.array(fc.record({ estimate, ago: fc.integer({ min: 0, max: 200_000 }) }), { minLength: 1, maxLength: 5 })
+    await fc.assert(fc.asyncProperty(draw, async (drawn) => {
+      const { ops } = await newOps(...drawn.map((d) => d.estimate))
+      // batch order is not creation order
+      const order = [...ops].reverse()
+      const b = await newBatch(order)
+      expect((await act("start", b.id, { operator_id: operator })).status).toBe(200)
+      for (const [i, d] of drawn.entries()) {
+        await h.sql("UPDATE time_entries SET start_time = now() - make_interval(secs => $3) WHERE batch_id = $1 AND operation_id = $2", [b.id, ops[i], d.ago])
+      }
+      const res = await act("stop", b.id)
+      expect(res.status).toBe(200)
+      const shares = res.body.data.time_distribution
+      const tracked = shares[0].tracked_seconds
+      expect(tracked).toBeGreaterThanOrEqual(Math.max(...drawn.map((d) => d.ago)))
+      const estimates = new Map<string, number | null>(ops.map((o: string, i: number) => [o, drawn[i]!.estimate]))
+      expect(shares).toEqual(distributeBatchTime(tracked, order.map((o) => ({ operation_id: o, estimated_time_minutes: estimates.get(o)! }))))
+      const entries = (await api.get(`/api-time-entries?batch_id=${b.id}`)).body.data.time_entries
+      const minutes = new Map(shares.map((s: any) => [s.operation_id, s.share_minutes]))
+      expect(entries.map((e: any) => [e.operation_id, e.duration_minutes]).sort()).toEqual(order.map((o) => [o, minutes.get(o)]).sort())
+      for (const o of order) expect((await op(o)).actual_time).toBe(minutes.get(o))
+    }), { seed: Number(process.env.MES_MODEL_SEED ?? 20261128), numRuns: 20 })
   })
 
   it("stop shares equally when an operation has no estimate", async () => {

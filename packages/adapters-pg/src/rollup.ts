@@ -12,7 +12,7 @@ import type { EventSource } from "./events.ts"
  * given the operations the statement moved (`moved`: SQL yielding id and status after the move): the
  * parts written, each row a part with `previous`, its status before.
  */
-export const completionRollUpSql = (partIds: string, moved: string) =>
+const completionRollUpSql = (partIds: string, moved: string) =>
   `SELECT (r.rolled).*, r.was AS previous
    FROM (SELECT coalesce(array_agg(mv.id), '{}') AS ids, coalesce(array_agg(mv.status), '{}') AS statuses FROM (${moved}) mv) mv,
      mes_roll_up_parts($1, ${partIds}, mv.ids, mv.statuses) r`

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Batches, Jobs, Operations, Tenants, TimeEntries, TimeEntryStore } from "@mes/domain"
+import { Batches, Jobs, Operations, Tenants, TimeEntries } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -187,25 +187,40 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     expect(refused).toBeGreaterThan(0)
   })
 
-  it("actual_time recomputed after a correction counts an entry another transaction ended while it waited for the lock", async () => {
-    // a deterministic form of the race above: the ender holds the operation's row lock and ends the entry; the
-    // correction's recompute starts meanwhile, waits for the lock, and must sum what the ender committed
-    const { tenant, olga, operation } = await scene("Recompute race")
-    const op = await operation(["start"], olga)
+  it("a batch stop that waited for an operation's lock shares only the entries still open after it, and sums the one ended meanwhile", async () => {
+    // a deterministic form of the races above: the ender holds one operation's row lock and ends the batch's entry
+    // on it; the stop starts meanwhile, waits for that lock (the statement's snapshot is older), and must see what
+    // the ender committed (migration 0032)
+    const { tenant, as, olga, cell, operation } = await scene("Stop race")
+    const [x, y] = [await operation(), await operation()]
+    const batches = Effect.service(Batches)
+    const batch = await as(Effect.flatMap(batches, (s) => s.create({ batch_number: "SR-1", cell_id: cell, operation_ids: [x, y] })))
+    await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
     const ender = run(Effect.gen(function*() {
       const sql = yield* SqlClient
+      yield* sql`UPDATE time_entries SET start_time = start_time - interval '20 minutes' WHERE tenant_id = ${tenant.id} AND batch_id = ${batch.id}`
       yield* sql.withTransaction(Effect.gen(function*() {
-        // the lock as a pause takes it: by updating the operation's row
-        yield* sql`UPDATE operations SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${op}`
+        yield* sql`UPDATE operations SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${x}`
         yield* Effect.sleep("400 millis")
         yield* sql`UPDATE time_entries SET end_time = start_time + interval '5 minutes', duration_minutes = 5
-          WHERE tenant_id = ${tenant.id} AND operation_id = ${op} AND end_time IS NULL`
+          WHERE tenant_id = ${tenant.id} AND operation_id = ${x} AND end_time IS NULL`
       }))
     }))
     await new Promise((resolve) => setTimeout(resolve, 150))
-    const [recomputed] = await run(Effect.flatMap(Effect.service(TimeEntryStore), (s) => s.recomputeActualTime(tenant.id, [op])))
+    const stopped = await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "stop", {})))
     await ender
-    expect(recomputed!.actual_time).toBe(5)
+    // y's entry alone was open: all of the tracked time is its share
+    expect(stopped.time_distribution!.map((s) => [s.operation_id, s.basis, s.share_seconds === s.tracked_seconds])).toEqual([[y, "equal", true]])
+    expect(stopped.time_distribution![0]!.tracked_seconds).toBeGreaterThanOrEqual(1200)
+    const rows = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ id: string; status: string; actual_time: number; minutes: Array<number> }>`
+        SELECT o.id, o.status, o.actual_time, ARRAY(SELECT e.duration_minutes FROM time_entries e WHERE e.tenant_id = o.tenant_id AND e.operation_id = o.id) AS minutes
+        FROM operations o WHERE o.tenant_id = ${tenant.id} AND o.id IN (${x}, ${y}) ORDER BY o.id = ${y}`
+    }))
+    expect(rows.map((r) => [r.id, r.status, r.minutes])).toEqual([[x, "completed", [5]], [y, "completed", [stopped.time_distribution![0]!.share_minutes]]])
+    expect(rows[0]!.actual_time).toBe(5)
+    expect(rows[1]!.actual_time).toBe(stopped.time_distribution![0]!.share_minutes)
   })
 
   it("a pause that waited for a lock taken only to add an entry counts that entry in actual_time", async () => {

@@ -4,10 +4,14 @@ import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
   type Batch,
+  batchStopCompletes,
+  CLOSE_TIME_ENTRIES,
+  COMPLETE_OPERATIONS,
   type BatchListQuery,
   type BatchStatus,
   BatchStore,
   eventPlan,
+  type EventType,
   operationMachine,
   START_OPERATIONS,
   type TimeShare
@@ -18,14 +22,53 @@ import { mapConstraints } from "../constraints.ts"
 import { ancestors, moveRow } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { insertDefaults, type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
+import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
-import { arrayParam, literal, textArray } from "../sql-text.ts"
+import { arrayParam, ident, literal, textArray } from "../sql-text.ts"
 
 const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
   WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
 
 const sort = { created_at: "b.created_at", batch_number: "b.batch_number", status: "b.status" }
+
+/**
+ * The batch's operations (`ol`), locked in id order, each with its status read by the lock and its place in the
+ * batch. A start and a stop lock every one, also those they do not move (see each).
+ */
+const lockedOperations: readonly [string, string] = ["ol", `SELECT o.id, o.status, o.part_id, bo.sequence
+  FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id
+  JOIN operations o ON o.tenant_id = $1 AND o.id = bo.operation_id ORDER BY o.id FOR NO KEY UPDATE OF o`]
+
+/**
+ * What a start or stop adds for the operations it wrote (`om`: each with its json, its status before as `previous`,
+ * its place in the batch as `batch_order`, and whether the batch's move moved it as `moved`): the `event` of each one
+ * moved, in batch order, with the batch's id; their ids as `operations_moved`; and the parts rolled up.
+ */
+const operationMoves = (catalog: Catalog["Service"], event: EventType, o: { readonly completes: boolean }) => {
+  const rolled = rollUp(catalog, "om", "SELECT ol.part_id FROM ol", o)
+  return {
+    ctes: rolled.ctes,
+    moreEvents: [
+      {
+        event: eventPlan(event),
+        from: "m, om WHERE om.moved",
+        orderBy: "om.batch_order",
+        payload: {
+          field: fieldOf(catalog.columns("operations"), "om"),
+          record: "om.json",
+          previous: "om.previous",
+          extra: [["batch_id", "to_json(m.id)::text"] as const]
+        }
+      },
+      ...rolled.events
+    ],
+    select: [["operations_moved", "ARRAY(SELECT om.id FROM om WHERE om.moved ORDER BY om.batch_order)"] as const]
+  }
+}
+
+/** The RETURNING of `om`, the operations a start or stop wrote (see operationMoves), moved where `moved`. */
+const returningMoved = (moved: string) =>
+  `RETURNING t.*, operations_json(t) AS json, ol.status AS previous, ol.sequence AS batch_order, ${moved} AS moved`
 
 /**
  * What a batch start adds to the guarded UPDATE of the batch (spec 3.3), in the same statement: its
@@ -35,47 +78,62 @@ const sort = { created_at: "b.created_at", batch_number: "b.batch_number", statu
 const batchStart = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
   if (!plan.cases.some((c) => c.effects.includes(START_OPERATIONS))) return {}
   const start = operationMachine.find((t) => t.action === "start")!
-  const rolled = rollUp(catalog, "om", "SELECT o2.part_id FROM operations o2 JOIN bo ON bo.id = o2.id WHERE o2.tenant_id = $1", {
-    completes: start.to === "completed"
-  })
+  const moves = operationMoves(catalog, start.event!, { completes: start.to === "completed" })
   return {
     ctes: [
-      ["bo", "SELECT bo.operation_id AS id, bo.sequence FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id"],
       // every operation of the batch is locked, also those that do not move: an entry opens on each that is not
       // completed, so a concurrent complete or pause of one either comes first (no entry then) or sees the entry
-      ["ol", `SELECT o.id, o.status FROM operations o JOIN bo ON bo.id = o.id WHERE o.tenant_id = $1 ORDER BY o.id FOR NO KEY UPDATE OF o`],
-      ["op_prev", `SELECT ol.id, ol.status FROM ol WHERE ol.status = ANY(${textArray(start.from)})`],
+      lockedOperations,
       ["om", `UPDATE operations t SET status = ${literal(start.to)}, ${[...stampSql(start.stamps), "updated_at = now()"].join(", ")}
-        FROM op_prev WHERE t.tenant_id = $1 AND t.id = op_prev.id
-        RETURNING t.*, operations_json(t) AS json, op_prev.status AS previous`],
+        FROM ol WHERE t.tenant_id = $1 AND t.id = ol.id AND ol.status = ANY(${textArray(start.from)})
+        ${returningMoved("true")}`],
       ["te_open", `INSERT INTO time_entries (tenant_id, id, operation_id, user_id, batch_id, start_time)
         SELECT $1, mes_uuid7(), ol.id, $5::uuid, m.id, now()
         FROM m, ol LEFT JOIN om ON om.id = ol.id
         WHERE $5::uuid IS NOT NULL AND coalesce(om.status, ol.status) <> 'completed'
         ON CONFLICT (tenant_id, operation_id, user_id) WHERE end_time IS NULL AND user_id IS NOT NULL DO NOTHING
         RETURNING id`],
-      ...rolled.ctes
+      ...moves.ctes
     ],
     // the operator named by this start (null when none), as before
     extra: [["operator_id", "to_json($5::uuid)::text"]],
-    moreEvents: [
-      {
-        event: eventPlan("operation.started"),
-        from: "m, om JOIN bo ON bo.id = om.id",
-        orderBy: "bo.sequence",
-        payload: {
-          field: fieldOf(catalog.columns("operations"), "om"),
-          record: "om.json",
-          previous: "om.previous",
-          extra: [["batch_id", "to_json(m.id)::text"]]
-        }
-      },
-      ...rolled.events
+    moreEvents: moves.moreEvents,
+    select: [...moves.select, ["opened", "(SELECT count(*)::int FROM te_open)"]]
+  }
+}
+
+/**
+ * What a batch stop adds to the guarded UPDATE of the batch (spec 3.3), in the same statement: its operations locked,
+ * the tracked time shared out and the entries ended by mes_stop_batch_time (migration 0032) after those locks, the
+ * operations not yet completed completed as batchStopCompletes says and the actual_time of all of them summed again
+ * where an entry ended (`om`), and the parts rolled up.
+ */
+const batchStop = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
+  if (!plan.cases.some((c) => c.effects.includes(COMPLETE_OPERATIONS))) return {}
+  const t = batchStopCompletes
+  const moving = `ol.status = ANY(${textArray(t.from)})`
+  const moves = operationMoves(catalog, t.event!, { completes: true })
+  const sets = [
+    `status = CASE WHEN ${moving} THEN ${literal(t.to)} ELSE t.status END`,
+    // its running entries are ended by the function; actual_time is their sum below
+    ...stampExprs(t.stamps, (t.effects ?? []).filter((e) => e !== CLOSE_TIME_ENTRIES)).map(([col, expr]) =>
+      `${ident(col)} = CASE WHEN ${moving} THEN ${expr} ELSE t.${ident(col)} END`
+    ),
+    "actual_time = CASE WHEN st.recompute THEN mes_ended_minutes(t.tenant_id, t.id) ELSE t.actual_time END",
+    "updated_at = now()"
+  ]
+  return {
+    ctes: [
+      lockedOperations,
+      ["st", "SELECT s.shares, s.recompute FROM m, mes_stop_batch_time($1, m.id, ARRAY(SELECT ol.id FROM ol)) s"],
+      ["om", `UPDATE operations t SET ${sets.join(", ")}
+        FROM ol, st WHERE t.tenant_id = $1 AND t.id = ol.id AND (${moving} OR st.recompute)
+        ${returningMoved(moving)}`],
+      ...moves.ctes
     ],
-    select: [
-      ["operations_moved", "ARRAY(SELECT om.id FROM om JOIN bo ON bo.id = om.id ORDER BY bo.sequence)"],
-      ["opened", "(SELECT count(*)::int FROM te_open)"]
-    ]
+    extra: [["time_distribution", "(SELECT st.shares FROM st)"]],
+    moreEvents: moves.moreEvents,
+    select: [...moves.select, ["shares", "(SELECT st.shares FROM st)"]]
   }
 }
 
@@ -93,7 +151,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["profiles", "cells", "batches"],
-    additions: batchStart(catalog)
+    additions: (plan) => ({ ...batchStart(catalog)(plan), ...batchStop(catalog)(plan) })
   })
 
   const get = (tenantId: string, id: string) =>
@@ -178,12 +236,14 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         ),
         mapConstraints
       ),
-    start: (tenantId, id, plan, o) =>
-      writes.move(tenantId, id, plan, o.refs, [o.operatorId]).pipe(
+    transition: (tenantId, id, plan, o) =>
+      // a start's additions take its operator as $5
+      writes.move(tenantId, id, plan, o.refs, plan.cases.some((c) => c.effects.includes(START_OPERATIONS)) ? [o.operatorId] : []).pipe(
         Effect.map(({ outcome, row }) => ({
           ...outcome,
-          operationsMoved: (row.operations_moved as ReadonlyArray<string> | null) ?? [],
-          timeEntriesOpened: (row.opened as number | null) ?? 0
+          operationsMoved: (row.operations_moved as ReadonlyArray<string> | null | undefined) ?? [],
+          timeEntriesOpened: (row.opened as number | null | undefined) ?? 0,
+          shares: row.shares == null ? [] : JSON.parse(row.shares as string) as ReadonlyArray<TimeShare>
         })),
         mapConstraints
       ),
@@ -208,18 +268,6 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       sql`SELECT 1 FROM batches WHERE tenant_id = ${tenantId} AND batch_number = ${batchNumber} AND id <> ${exceptId ?? "00000000-0000-0000-0000-000000000000"}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
-      ),
-    saveShares: (tenantId, batchId, shares) =>
-      shares.length === 0
-        ? Effect.void
-        : sql.unsafe(
-          `INSERT INTO batch_time_shares (tenant_id, batch_id, operation_id, basis, weight, tracked_seconds, share_seconds)
-           SELECT $1, $2, s.operation_id, s.basis, s.weight, s.tracked_seconds, s.share_seconds
-           FROM jsonb_to_recordset($3::jsonb) AS s (operation_id uuid, basis text, weight float8, tracked_seconds int, share_seconds int)`,
-          [tenantId, batchId, JSON.stringify(shares)]
-        ).pipe(Effect.asVoid, Effect.orDie),
-    shares: (tenantId, batchId) =>
-      sql<TimeShare>`SELECT operation_id, basis, weight, tracked_seconds, share_seconds, share_seconds / 60.0::float8 AS share_minutes
-        FROM batch_time_shares WHERE tenant_id = ${tenantId} AND batch_id = ${batchId}`.pipe(Effect.orDie)
+      )
   })
 }))

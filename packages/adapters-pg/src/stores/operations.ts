@@ -16,14 +16,14 @@ import {
 } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { contains, uuidArray } from "./common.ts"
+import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { operationDefaults } from "./jobs.ts"
-import { insertDefaults, type MoveAdditions, recordWrites, stampSql } from "../moves.ts"
+import { insertDefaults, type MoveAdditions, recordWrites } from "../moves.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
 import { rollUp } from "../rollup.ts"
 import { givenKey, syncOperationsStatement } from "./sync.ts"
-import { arrayParam, statementCache, textArray } from "../sql-text.ts"
+import { statementCache, textArray } from "../sql-text.ts"
 
 const operationSort = {
   sequence: "o.sequence",
@@ -140,32 +140,6 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
         Effect.map((rows) => rows[0]?.status),
         Effect.orDie
       ),
-    getMany: (tenantId, ids) =>
-      ids.length === 0
-        ? Effect.succeed([])
-        : sql.unsafe<Operation>(`SELECT * FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, uuidArray(ids)]).pipe(
-          Effect.orDie
-        ),
-    moveMany: (tenantId, ids, move) =>
-      ids.length === 0
-        ? Effect.succeed([])
-        : sql.unsafe<Operation & { _previous: string }>(
-          `WITH prev AS (
-             SELECT id, status FROM operations WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = ANY($4::text[]) FOR NO KEY UPDATE
-           ), mv AS (
-             UPDATE operations t SET status = $3, ${[...stampSql(move.stamps, move.effects), "updated_at = now()"].join(", ")}
-             FROM prev WHERE t.tenant_id = $1 AND t.id = prev.id RETURNING t.*, prev.status AS _previous
-           )${
-            // entries a concurrent start opened on them before the lock end as well (0026)
-            (move.effects ?? []).includes(CLOSE_TIME_ENTRIES)
-              ? `, ended AS (SELECT mes_end_time_entries($1, ARRAY(SELECT id FROM mv)) AS id)
-           SELECT mv.* FROM mv, (SELECT count(*) FROM ended) e`
-              : " SELECT * FROM mv"}`,
-          [tenantId, uuidArray(ids), move.to, arrayParam(move.from)]
-        ).pipe(
-          Effect.map((rows) => rows.map(({ _previous, ...row }) => ({ row: row as Operation, previous: _previous }))),
-          Effect.orDie
-        ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     sync: (plans) =>
       Effect.gen(function*() {

@@ -7,11 +7,10 @@ import {
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
-import { ancestors, withoutDoc } from "../rows.ts"
+import { ancestors } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
-import { completionRollUpSql } from "../rollup.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains, uuidArray } from "./common.ts"
+import { contains } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
@@ -94,14 +93,6 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
             : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
         )
       }).pipe(mapConstraints),
-    rollUp: (tenantId, partIds) =>
-      partIds.length === 0
-        ? Effect.succeed([])
-        // the operations were completed by an earlier statement of the caller's transaction (batch stop)
-        : sql.unsafe<Part & { previous: string }>(completionRollUpSql("$2::uuid[]", "SELECT NULL::uuid AS id, NULL::text AS status WHERE false"), [
-          tenantId,
-          uuidArray(partIds)
-        ]).pipe(Effect.map((rows) => rows.map(withoutDoc)), Effect.orDie),
     byExternalIds: (tenantId, source, externalIds) =>
       externalIds.length === 0
         ? Effect.succeed([])

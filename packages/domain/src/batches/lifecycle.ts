@@ -1,6 +1,7 @@
 // Batch state machine, spec 3.3, laid out like the spec table. Effects name what the use case does
 // to the batch's operations and time entries in the same transaction.
-import type { Machine } from "../lifecycle.ts"
+import type { Machine, Transition } from "../lifecycle.ts"
+import { completeFromAnyState, type OperationAction, type OperationState } from "../operations/lifecycle.ts"
 import type { BatchStatus } from "./schema.ts"
 
 export type BatchAction = "start" | "stop" | "ready" | "cancel" | "add-operations"
@@ -19,3 +20,12 @@ export const batchMachine: Machine<BatchStatus, BatchAction> = [
 
 /** add-operations leaves the status as it is but needs draft or ready (spec 3.3). */
 export const addOperationsFrom: ReadonlyArray<BatchStatus> = ["draft", "ready"]
+
+/**
+ * What a batch stop does to each of its operations that is not completed yet (COMPLETE_OPERATIONS): completes it as
+ * a PATCH to `completed` would; their running time entries end with the batch's shares (spec 3.3).
+ */
+export const batchStopCompletes: Transition<OperationState, OperationAction> = {
+  ...completeFromAnyState,
+  from: completeFromAnyState.from.filter((s) => s !== "completed")
+}

@@ -1,7 +1,6 @@
 // Batches (spec 2.6, 3.3, 4.6): CRUD and the batch lifecycle. Starting a batch starts its
 // operations and opens the operator's time entries; stopping it completes them and shares the
-// tracked time across them (distributeBatchTime), all in one transaction.
-import { batchEvent, emitter, operationEvent, Outbox, rollUpEvents } from "../events.ts"
+// tracked time across them as distributeBatchTime says; each one statement (BatchStore.transition).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -9,19 +8,14 @@ import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
 import { actionPlan, refuseAction, rowEvents, runAction, settleMove, type Transition } from "../lifecycle.ts"
-import { completeFromAnyState } from "../operations/lifecycle.ts"
-import { OperationStore } from "../operations/store.ts"
-import { PartStore } from "../parts/store.ts"
-import { CurrentTenant, newId, References, Tx } from "../ports.ts"
+import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { TimeEntryStore } from "../time-entries/store.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
-import { addOperationsFrom, type BatchAction, batchMachine, COMPLETE_OPERATIONS } from "./lifecycle.ts"
+import { addOperationsFrom, type BatchAction, batchMachine } from "./lifecycle.ts"
 import { AddOperations, Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
 import { BatchStore } from "./store.ts"
-import { distributeBatchTime } from "./time-shares.ts"
 
 type Services = CurrentTenant
 type Problem = NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition
@@ -36,11 +30,6 @@ export interface BatchTransitioned {
   readonly time_entries_opened?: number
   /** How the tracked time was shared (stop). */
   readonly time_distribution?: ReadonlyArray<TimeShare>
-}
-
-const completeOperations: Transition<string, string> = {
-  ...completeFromAnyState,
-  from: completeFromAnyState.from.filter((s) => s !== "completed")
 }
 
 export class Batches extends Context.Service<Batches, {
@@ -60,12 +49,7 @@ export class Batches extends Context.Service<Batches, {
 }>()("mes/domain/Batches") {
   static readonly layer = Layer.effect(Batches, Effect.gen(function*() {
     const store = yield* BatchStore
-    const operations = yield* OperationStore
-    const parts = yield* PartStore
-    const timeEntries = yield* TimeEntryStore
     const references = yield* References
-    const tx = yield* Tx
-    const emit = emitter(yield* Outbox)
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(BatchCreate, "batch", { record: Batch })
     const decodePatch = decodePatchInput(BatchPatch, "batch")
@@ -81,8 +65,6 @@ export class Batches extends Context.Service<Batches, {
       operationIds.length === 0
         ? Effect.void
         : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
-
-    const change = (moved: { row: { status: string }; previous: string }) => ({ previous_status: moved.previous, new_status: moved.row.status })
 
     const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
       machine: batchMachine,
@@ -102,15 +84,20 @@ export class Batches extends Context.Service<Batches, {
         return []
       })
 
-    /** Batch start as one statement (BatchStore.start); a wrong state (409) is answered before a bad operator (422). */
-    const start = (id: string, raw: unknown) =>
+    /**
+     * Batch start and stop as one statement each (BatchStore.transition): 404 / 403, then a wrong state (409), then a
+     * bad operator (422). Start records its operator on the batch and opens its time entries; stop only checks the
+     * operator it names, and shares the tracked time.
+     */
+    const transition = (id: string, action: "start" | "stop", raw: unknown) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const { operator_id } = yield* decodeStart(raw ?? {})
-        const t = batchMachine.find((r) => r.action === "start")!
-        const plan = actionPlan(batchMachine, "start", rowEvents, operator_id != null ? { operator_id } : {})
+        // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
+        const { operator_id } = yield* decodeStart(raw ?? {}).pipe(Effect.tapError(() => ensureOwned("batches", id)))
+        const t = batchMachine.find((r) => r.action === action)!
+        const plan = actionPlan(batchMachine, action, rowEvents, action === "start" && operator_id != null ? { operator_id } : {})
         const refs: Array<Reference> = operator_id != null ? [{ table: "profiles", id: operator_id, path: ["operator_id"] }] : []
-        const outcome = yield* store.start(tenant.id, id, plan, { operatorId: operator_id ?? null, refs: checkedReferences(refs) })
+        const outcome = yield* store.transition(tenant.id, id, plan, { operatorId: operator_id ?? null, refs: checkedReferences(refs) })
         const moved = yield* settleMove({
           table: "batches",
           id,
@@ -121,53 +108,12 @@ export class Batches extends Context.Service<Batches, {
         }, outcome)
         return {
           batch: moved.record,
-          operation: "start",
+          operation: action,
           previous_status: moved.previous as BatchStatus,
           new_status: t.to,
           operations_moved: outcome.operationsMoved,
-          time_entries_opened: outcome.timeEntriesOpened
+          ...(action === "start" ? { time_entries_opened: outcome.timeEntriesOpened } : { time_distribution: outcome.shares })
         } satisfies BatchTransitioned
-      })
-
-    const stop = (tenantId: string, id: string, raw: unknown) =>
-      Effect.gen(function*() {
-        const { operator_id } = yield* decodeStart(raw ?? {})
-        const moved = yield* runAction({ ...mover(tenantId, id), action: "stop" })
-        if (operator_id != null) {
-          yield* failIfAny("batch", yield* checkReferences("batch", raw, [{ table: "profiles", id: operator_id, path: ["operator_id"] }]))
-        }
-        const ids = moved.row.operation_ids
-        // the operations before their entries, in the order a move takes them (else a PATCH of one could deadlock)
-        yield* tx.lockRows("operations", ids)
-        // the tracked time of the batch's entries, shared out before the operations complete
-        const open = yield* timeEntries.openForBatch(tenantId, id)
-        let shares: ReadonlyArray<TimeShare> = []
-        if (open.length > 0) {
-          const tracked = Math.max(...open.map((e) => e.elapsed_seconds))
-          const byId = new Map((yield* operations.getMany(tenantId, open.map((e) => e.operation_id))).map((o) => [o.id, o]))
-          shares = distributeBatchTime(
-            tracked,
-            open.map((e) => ({ operation_id: e.operation_id, estimated_time_minutes: byId.get(e.operation_id)?.estimated_time_minutes ?? null }))
-          )
-          yield* timeEntries.closeBatch(tenantId, id, shares.map((s) => ({ operation_id: s.operation_id, minutes: s.share_minutes })))
-          yield* store.saveShares(tenantId, id, shares)
-        }
-        const closed = yield* timeEntries.closeActive(tenantId, ids)
-        const completed = moved.transition.effects?.includes(COMPLETE_OPERATIONS) ? yield* operations.moveMany(tenantId, ids, completeOperations) : []
-        if (shares.length > 0 || closed > 0) yield* timeEntries.recomputeActualTime(tenantId, ids)
-        // one read after the time is in: the parts to roll up and the completed operations' final rows
-        const finished = new Map((yield* operations.getMany(tenantId, ids)).map((o) => [o.id, o]))
-        const rolled = yield* parts.rollUp(tenantId, [...new Set([...finished.values()].map((o) => o.part_id))])
-        yield* emit([
-          batchEvent("batch.completed", { ...moved.row, status: "completed" }, change(moved), { time_distribution: shares }),
-          ...completed.map((m) =>
-            operationEvent("operation.completed", finished.get(m.row.id) ?? m.row, { previous_status: m.previous, new_status: m.row.status }, {
-              batch_id: id
-            })
-          ),
-          ...rollUpEvents(rolled)
-        ])
-        return { moved, operations_moved: completed.map((o) => o.row.id), extra: { time_distribution: shares } }
       })
 
     return Batches.of({
@@ -222,22 +168,7 @@ export class Batches extends Context.Service<Batches, {
           const tenant = yield* CurrentTenant
           yield* settleRemove("batches", id, yield* store.remove(tenant.id, id))
         })),
-      transition: (id, action, raw) =>
-        action === "start" ? start(id, raw) : withRefs(Effect.gen(function*() {
-          const tenant = yield* CurrentTenant
-          yield* ensureOwned("batches", id)
-          // stop reads the tracked time, shares it (distributeBatchTime) and writes: one transaction
-          const result = yield* tx.transaction<any, Problem, CurrentTenant | References>(stop(tenant.id, id, raw))
-          const batch = (yield* store.get(tenant.id, id))!
-          return {
-            batch,
-            operation: action,
-            previous_status: result.moved.previous as BatchStatus,
-            new_status: batch.status,
-            operations_moved: result.operations_moved,
-            ...result.extra
-          }
-        })),
+      transition: (id, action, raw) => withRefs(transition(id, action, raw)),
       addOperations: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant

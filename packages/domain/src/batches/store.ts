@@ -10,11 +10,14 @@ import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
 export type BatchRow = Omit<Batch, "operation_ids">
 
-/** What a one-statement batch start did (spec 3.3). */
-export interface BatchStarted extends MoveOutcome<Batch> {
-  /** The operations the start moved to in_progress, in batch order. */
+/** What a one-statement batch start or stop did (spec 3.3). */
+export interface BatchMoved extends MoveOutcome<Batch> {
+  /** The operations the move started or completed, in batch order. */
   readonly operationsMoved: ReadonlyArray<string>
+  /** Start: the time entries it opened. */
   readonly timeEntriesOpened: number
+  /** Stop: how the tracked time was shared, in batch order (empty when no entry of the batch was open). */
+  readonly shares: ReadonlyArray<TimeShare>
 }
 
 /** What a batch create's statement found, and the batch when it wrote it. */
@@ -65,16 +68,19 @@ export class BatchStore extends Context.Service<BatchStore, {
     changes?: Readonly<Record<string, unknown>>
   ) => Effect.Effect<Moved<Batch> | undefined, Conflict>
   /**
-   * A batch start as ONE statement (spec 3.3): the guarded move (with the operator when given), its
-   * operations started, a time entry per open operation for `operatorId`, the parts rolled up, and
-   * batch.started, operation.started and part events. `refs` are checked in the same statement.
+   * A batch start or stop as ONE statement (spec 3.3): the guarded move (a start with its operator when given), and
+   * `refs` checked in it. Start starts the operations, opens a time entry per open operation for `operatorId` and
+   * writes batch.started and operation.started; stop shares the time of the batch's open entries across their
+   * operations as distributeBatchTime does, ends them and the operations' other running entries, completes the
+   * operations, sums their actual_time again and writes batch.completed (with the shares) and operation.completed.
+   * Both roll the parts up, with their events.
    */
-  readonly start: (
+  readonly transition: (
     tenantId: string,
     id: string,
     plan: MovePlan,
     o: { readonly operatorId: string | null; readonly refs: ReadonlyArray<CheckedReference> }
-  ) => Effect.Effect<BatchStarted, Conflict>
+  ) => Effect.Effect<BatchMoved, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<BatchStatus | undefined>
   /**
    * Appends operations to the batch as ONE statement, only while its status is one of `whileIn`, the operations are
@@ -94,7 +100,4 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** The batch ids up the parent chain of `id`, nearest first. */
   readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   readonly numberTaken: (tenantId: string, batchNumber: string, exceptId?: string) => Effect.Effect<boolean>
-  /** Records how a stopped batch's time was shared (audit, spec 3.3). */
-  readonly saveShares: (tenantId: string, batchId: string, shares: ReadonlyArray<TimeShare>) => Effect.Effect<void>
-  readonly shares: (tenantId: string, batchId: string) => Effect.Effect<ReadonlyArray<TimeShare>>
 }>()("mes/domain/BatchStore") {}

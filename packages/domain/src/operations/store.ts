@@ -3,9 +3,9 @@ import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
 import type { MissingReferences } from "../crud.ts"
-import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
+import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { JsonText } from "../json.ts"
-import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
+import type { MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { OperationState } from "./lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Operation, operationListSpec } from "./schema.ts"
@@ -59,9 +59,6 @@ export class OperationStore extends Context.Service<OperationStore, {
     o: { readonly userId: string | undefined; readonly refs: ReadonlyArray<CheckedReference> }
   ) => Effect.Effect<OperationMoved, Conflict>
   readonly status: (tenantId: string, id: string) => Effect.Effect<OperationState | undefined>
-  readonly getMany: (tenantId: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Operation>>
-  /** A guarded move of many operations at once (batches); returns the moved rows with their previous status. */
-  readonly moveMany: (tenantId: string, ids: ReadonlyArray<string>, move: GuardedMove) => Effect.Effect<ReadonlyArray<Moved<Operation>>>
   /** Deletes in one statement, with the owner of the id; refused (Conflict) when the operation has time entries (spec 4.3). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /**

@@ -44,11 +44,6 @@ export class PartStore extends Context.Service<PartStore, {
    * plans name distinct parts.
    */
   readonly sync: (plans: ReadonlyArray<PartSyncPlan>) => Effect.Effect<ReadonlyArray<PartSyncOutcome>, Conflict>
-  /**
-   * Part status from its operations (spec 3.4, issue roll-up): completed when all are, in_progress
-   * once one has started. Returns the parts whose status changed, with the status they left.
-   */
-  readonly rollUp: (tenantId: string, partIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Part & { readonly previous: string }>>
   /** Parts by (external_source, external_id) of the tenant. */
   readonly byExternalIds: (tenantId: string, source: string, externalIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Part>>
 }>()("mes/domain/PartStore") {}
