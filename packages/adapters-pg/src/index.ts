@@ -6,7 +6,6 @@ import { MaterialStorePg } from "./stores/materials.ts"
 import { ChangeFeedStorePg, SyncRecordStorePg, SyncRunStorePg } from "./stores/changes.ts"
 import { ExportStorePg, MonthlyResetStorePg, RequestCounterPg } from "./stores/billing.ts"
 import { CellStorePg } from "./stores/cells.ts"
-import { OutboxPg } from "./stores/outbox.ts"
 import { DeliveryStorePg } from "./stores/deliveries.ts"
 import { IssueStorePg } from "./stores/issues.ts"
 import { JobStorePg } from "./stores/jobs.ts"
@@ -28,13 +27,13 @@ export * as Db from "./client.ts"
 export type { Database } from "./client.ts"
 export { latestMigration, migrate, splitStatements } from "./migrator.ts"
 export { IdempotencyPg, ReadinessPg }
-export { DeliveryStorePg, OutboxPg }
+export { DeliveryStorePg }
 export { eventWrites } from "./events.ts"
 export { WebhookLogStorePg, WebhookStorePg }
 export { CellStorePg, IssueStorePg, JobStorePg, OperationStorePg, PartStorePg, ProfileStorePg, ReferencesPg, TenantStorePg, TxPg, SubstepStorePg }
 
 /** Every port implementation over one SqlClient (the catalog is read once, when they are built). */
-export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, OutboxPg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
+export const StoresPg = Layer.mergeAll(TxPg, ReferencesPg, ReadinessPg, IdempotencyPg, DashboardStorePg, DeliveryStorePg, TenantStorePg, TimeEntryStorePg, BatchStorePg, JobStorePg, PartStorePg, OperationStorePg, CellStorePg, ProfileStorePg, IssueStorePg, SubstepStorePg,
   WebhookStorePg, WebhookLogStorePg, MonthlyResetStorePg, ExportStorePg, RequestCounterPg,
   ResourceStorePg, RecordSyncStorePg, MaterialStorePg, ChangeFeedStorePg, SyncRunStorePg, SyncRecordStorePg,
   ShopFloorStoresPg, PartImageStorePg).pipe(Layer.provide(Catalog.layer))
