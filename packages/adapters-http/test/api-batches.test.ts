@@ -147,6 +147,28 @@ describe("/api-batches", () => {
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
   })
 
+  it("PATCH with a status is one statement: 404 / 403, the fields' references (422) before the state (409), and a refusal changes nothing", async () => {
+    const b = await newBatch([], { notes: "before" })
+    expectError(await api.patch("/api-batches?id=00000000-0000-4000-8000-000000000002", { status: "ready", cell_id: foreignCell }), 404, "NOT_FOUND")
+    expectError(await other.patch(`/api-batches?id=${b.id}`, { status: "ready" }), 403, "FORBIDDEN")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "ready", cell_id: foreignCell, notes: "x" }), "cell_id", "FK_CONSTRAINT")
+    const stored = async () => (await api.get(`/api-batches?id=${b.id}`)).body.data.batch
+    expect(await stored()).toMatchObject({ status: "draft", notes: "before", updated_at: b.updated_at })
+    await act("start", b.id)
+    // started: the foreign cell is still answered first, then the state
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled", cell_id: foreignCell }), "cell_id", "FK_CONSTRAINT")
+    const late = await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled", notes: "late" })
+    expectError(late, 409, "INVALID_STATE_TRANSITION")
+    expect(late.body.error.message).toContain("'in_progress'")
+    expect(await stored()).toMatchObject({ status: "in_progress", notes: "before" })
+    // a move with fields: both in the answer and stored
+    const c = await newBatch()
+    const cancelled = await api.patch(`/api-batches?id=${c.id}`, { status: "cancelled", notes: "called off", cell_id: cell })
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body.data.batch).toMatchObject({ status: "cancelled", notes: "called off" })
+    expect((await api.get(`/api-batches?id=${c.id}`)).body.data.batch).toEqual(cancelled.body.data.batch)
+  })
+
   it("PATCH of fields: references checked in its statement (a refusal changes nothing), a parent without a cycle, 409 for a taken number", async () => {
     const parent = await newBatch()
     const b = await newBatch()

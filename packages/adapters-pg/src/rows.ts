@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { arrayParam, givenKeys, ident } from "./sql-text.ts"
+import { givenKeys, ident } from "./sql-text.ts"
 
 export type Defaults = Readonly<Record<string, string>>
 
@@ -37,52 +37,6 @@ export const insertRows = <T extends { readonly id: string }>(
     )
     const order = new Map(rows.map((r, i) => [(r as { id: string }).id, i]))
     return out.map(withoutDoc).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
-  })
-
-/**
- * A lifecycle move as ONE statement: lock the row only while its status is one of `from`, then set
- * `to`, the extra SET clauses (timestamps) and `changes`; returns the new row and the status it
- * had. Under concurrency the second mover re-checks the status after the first commits and gets
- * nothing back (spec 3: exactly one wins).
- */
-export const moveRow = <T extends object>(
-  sql: SqlClient,
-  table: string,
-  tenantId: string,
-  id: string,
-  move: {
-    readonly from: ReadonlyArray<string>
-    readonly to: string
-    readonly set?: ReadonlyArray<string>
-    readonly changes?: Readonly<Record<string, unknown>>
-    readonly where?: string
-  }
-): Effect.Effect<{ row: T; previous: string } | undefined, SqlError> =>
-  Effect.gen(function*() {
-    const changes = move.changes ?? {}
-    const cols = Object.keys(changes).filter((c) => changes[c] !== undefined && c !== "status")
-    const sets = [
-      `status = $4`,
-      ...cols.map((c) => `${ident(c)} = r.${ident(c)}`),
-      ...(move.set ?? []),
-      `updated_at = now()`
-    ]
-    const rows = yield* sql.unsafe<T & { _previous: string }>(
-      `WITH prev AS (
-         SELECT id, status FROM ${ident(table)}
-         WHERE tenant_id = $1 AND id = $2 AND status = ANY($3::text[]) ${move.where ?? ""}
-         FOR UPDATE
-       )
-       UPDATE ${ident(table)} t SET ${sets.join(", ")}
-       FROM prev, jsonb_populate_record(null::${ident(table)}, $5::jsonb) r
-       WHERE t.tenant_id = $1 AND t.id = prev.id
-       RETURNING t.*, prev.status AS _previous`,
-      [tenantId, id, arrayParam(move.from), move.to, JSON.stringify(changes)]
-    )
-    const first = rows[0]
-    if (first === undefined) return undefined
-    const { _previous, ...row } = first
-    return { row: withoutDoc(row) as unknown as T, previous: _previous }
   })
 
 /** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */

@@ -60,33 +60,6 @@ export const refuseMove = <S extends string, A extends string>(
     action: `set status to '${target}' on`
   })
 
-/** What a guarded store move returns: the new row and the status it left. */
-export interface Moved<T> {
-  readonly row: T
-  readonly previous: string
-}
-
-interface Mover<S extends string, A extends string, T, E> {
-  readonly machine: Machine<S, A>
-  readonly entity: string
-  readonly id: string
-  /** One guarded statement; undefined when the row is missing or not in `from`. */
-  readonly move: (transition: Transition<S, A>) => Effect.Effect<Moved<T> | undefined, E>
-  /** The current status, undefined when the record is gone. */
-  readonly status: () => Effect.Effect<S | undefined>
-}
-
-/** Runs a lifecycle action: guarded move first; a miss reads the status to answer 404 or 409. */
-export const runAction = <S extends string, A extends string, T, E>(o: Mover<S, A, T, E> & { readonly action: A }) =>
-  Effect.gen(function*() {
-    const transition = o.machine.find((t) => t.action === o.action)!
-    const moved = yield* o.move(transition)
-    if (moved !== undefined) return { ...moved, transition }
-    const current = yield* o.status()
-    if (current === undefined) return yield* new NotFound({ entity: o.entity, id: o.id })
-    return yield* refuseAction(o.entity, transition)(current)
-  })
-
 /** An event of a move: with `move`, the payload carries previous_status and new_status. */
 export type MoveEvent = EventPlan & { readonly move: boolean }
 

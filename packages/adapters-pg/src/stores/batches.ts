@@ -19,15 +19,12 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, moveRow } from "../rows.ts"
+import { ancestors } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql } from "../moves.ts"
 import { readOwned } from "../json.ts"
 import { arrayParam, ident, literal, textArray } from "../sql-text.ts"
-
-const OPERATION_IDS = `ARRAY(SELECT bo.operation_id FROM batch_operations bo
-  WHERE bo.tenant_id = b.tenant_id AND bo.batch_id = b.id ORDER BY bo.sequence) AS operation_ids`
 
 const sort = { created_at: "b.created_at", batch_number: "b.batch_number", status: "b.status" }
 
@@ -154,12 +151,6 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     additions: (plan) => ({ ...batchStart(catalog)(plan), ...batchStop(catalog)(plan) })
   })
 
-  const get = (tenantId: string, id: string) =>
-    sql<Batch>`SELECT b.*, ${sql.literal(OPERATION_IDS)} FROM batches b WHERE b.tenant_id = ${tenantId} AND b.id = ${id}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
-
   // add-operations ($5 the statuses it may add in, $6 dry run, $7 the operation ids): the batch touched only while in
   // one of them, its references the tenant's and none of the operations in another batch; the operations appended by
   // a function that reads the last sequence after the batch's lock (migration 0031), answering all of them in order
@@ -220,22 +211,9 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         query: q
       })
     },
-    get,
     read: (tenantId, id) => readOwned<Batch>(sql, "batches", tenantId, id),
     patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
-    move: (tenantId, id, move, changes) =>
-      moveRow<{ id: string }>(sql, "batches", tenantId, id, {
-        from: move.from,
-        to: move.to,
-        set: stampSql(move.stamps),
-        ...(changes === undefined ? {} : { changes })
-      }).pipe(
-        Effect.flatMap((moved) =>
-          moved === undefined ? Effect.succeed(undefined) : get(tenantId, id).pipe(Effect.map((row) => ({ row: row!, previous: moved.previous })))
-        ),
-        mapConstraints
-      ),
     transition: (tenantId, id, plan, o) =>
       // a start's additions take its operator as $5
       writes.move(tenantId, id, plan, o.refs, plan.cases.some((c) => c.effects.includes(START_OPERATIONS)) ? [o.operatorId] : []).pipe(

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, refuseAction, rowEvents, runAction, settleMove, type Transition } from "../lifecycle.ts"
+import { actionPlan, refuseAction, rowEvents, settleMove } from "../lifecycle.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
@@ -66,14 +66,6 @@ export class Batches extends Context.Service<Batches, {
         ? Effect.void
         : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
 
-    const mover = (tenantId: string, id: string, changes?: Readonly<Record<string, unknown>>) => ({
-      machine: batchMachine,
-      entity: "batch",
-      id,
-      move: (t: Transition<BatchStatus, BatchAction>) => store.move(tenantId, id, t, changes),
-      status: () => store.status(tenantId, id)
-    })
-
     const parentCycle = (input: unknown, id: string, parent: string | null | undefined) =>
       Effect.gen(function*() {
         if (parent == null) return [] as Array<ValidationDetail>
@@ -85,32 +77,46 @@ export class Batches extends Context.Service<Batches, {
       })
 
     /**
-     * Batch start and stop as one statement each (BatchStore.transition): 404 / 403, then a wrong state (409), then a
-     * bad operator (422). Start records its operator on the batch and opens its time entries; stop only checks the
-     * operator it names, and shares the tracked time.
+     * A batch move as one statement (BatchStore.transition), answered by settleMove: 404 / 403, then a wrong state
+     * (409), then the references (422), or the references first with `refsFirst` (a PATCH checks its fields first).
      */
-    const transition = (id: string, action: "start" | "stop", raw: unknown) =>
+    const move = (
+      id: string,
+      action: BatchAction,
+      o: { readonly changes: Readonly<Record<string, unknown>>; readonly refs: ReadonlyArray<Reference>; readonly input: unknown; readonly operatorId: string | null; readonly refsFirst: boolean }
+    ) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
-        const { operator_id } = yield* decodeStart(raw ?? {}).pipe(Effect.tapError(() => ensureOwned("batches", id)))
         const t = batchMachine.find((r) => r.action === action)!
-        const plan = actionPlan(batchMachine, action, rowEvents, action === "start" && operator_id != null ? { operator_id } : {})
-        const refs: Array<Reference> = operator_id != null ? [{ table: "profiles", id: operator_id, path: ["operator_id"] }] : []
-        const outcome = yield* store.transition(tenant.id, id, plan, { operatorId: operator_id ?? null, refs: checkedReferences(refs) })
+        const plan = actionPlan(batchMachine, action, (r) => (r.event === undefined ? [] : rowEvents(r)), o.changes)
+        const outcome = yield* store.transition(tenant.id, id, plan, { operatorId: o.operatorId, refs: checkedReferences(o.refs) })
         const moved = yield* settleMove({
           table: "batches",
           id,
           plan,
           refusal: refuseAction("batch", t),
           recheck: store.status(tenant.id, id),
-          refs: { list: refs, root: "batch", input: raw, first: false }
+          refs: { list: o.refs, root: "batch", input: o.input, first: o.refsFirst }
         }, outcome)
+        return { outcome, record: moved.record, previous: moved.previous as BatchStatus, to: t.to }
+      })
+
+    /**
+     * Batch start and stop. Start records its operator on the batch and opens its time entries; stop only checks the
+     * operator it names, and shares the tracked time.
+     */
+    const transition = (id: string, action: "start" | "stop", raw: unknown) =>
+      Effect.gen(function*() {
+        // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
+        const { operator_id } = yield* decodeStart(raw ?? {}).pipe(Effect.tapError(() => ensureOwned("batches", id)))
+        const refs: Array<Reference> = operator_id != null ? [{ table: "profiles", id: operator_id, path: ["operator_id"] }] : []
+        const changes = action === "start" && operator_id != null ? { operator_id } : {}
+        const { outcome, record, previous, to } = yield* move(id, action, { changes, refs, input: raw, operatorId: operator_id ?? null, refsFirst: false })
         return {
-          batch: moved.record,
+          batch: record,
           operation: action,
-          previous_status: moved.previous as BatchStatus,
-          new_status: t.to,
+          previous_status: previous,
+          new_status: to,
           operations_moved: outcome.operationsMoved,
           ...(action === "start" ? { time_entries_opened: outcome.timeEntriesOpened } : { time_distribution: outcome.shares })
         } satisfies BatchTransitioned
@@ -148,20 +154,20 @@ export class Batches extends Context.Service<Batches, {
           const patch = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
           const { status, ...changes } = patch
           const refs = fieldRefs(patch)
-          if (status !== undefined || patch.parent_batch_id != null) {
-            // a move is checked first, then guarded; a new parent's chain is read first (a cycle is 422, with the
-            // references' details)
+          if (patch.parent_batch_id != null) {
+            // a new parent's chain is read first (a cycle is 422, with the references' details)
             yield* ensureOwned("batches", id)
             const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
-            if (status !== undefined || cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
+            if (cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
           }
           if (status === undefined) {
             // fields: one statement, the references checked in it
             const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
             return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
-          const moved = yield* runAction({ ...mover(tenant.id, id, changes), action: status === "ready" ? "ready" : "cancel" })
-          return moved.row
+          // a move with the fields: one statement, the references answered before the state
+          const moved = yield* move(id, status === "ready" ? "ready" : "cancel", { changes, refs, input: raw, operatorId: null, refsFirst: true })
+          return moved.record
         })),
       remove: (id) =>
         withRefs(Effect.gen(function*() {

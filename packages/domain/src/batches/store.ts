@@ -1,8 +1,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
-import type { CheckedReference, GuardedMove, NewRow } from "../jobs/store.ts"
-import type { Moved, MoveOutcome, MovePlan } from "../lifecycle.ts"
+import type { CheckedReference, NewRow } from "../jobs/store.ts"
+import type { MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
 import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
@@ -56,17 +56,10 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly list: (tenantId: string, query: BatchListQuery) => Effect.Effect<Slice<Batch>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Batch>>
-  readonly get: (tenantId: string, id: string) => Effect.Effect<Batch | undefined>
   /** PATCH of fields as one statement: the owner of the id, the references (cells, batches) checked, the update. */
   readonly patch: PatchStatement<Batch>
   /** Delete as one statement, with the owner of the id. */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
-  readonly move: (
-    tenantId: string,
-    id: string,
-    move: GuardedMove,
-    changes?: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<Moved<Batch> | undefined, Conflict>
   /**
    * A batch start or stop as ONE statement (spec 3.3): the guarded move (a start with its operator when given), and
    * `refs` checked in it. Start starts the operations, opens a time entry per open operation for `operatorId` and
