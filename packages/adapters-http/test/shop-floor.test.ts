@@ -231,6 +231,15 @@ describe("/api-templates and /api-templates/items", () => {
     expect(t).toMatchObject({ name: "Laser first-off", active: true })
     expect(t.items.map((i: any) => [i.sequence, i.description])).toEqual([[1, "Check drawing revision"], [2, "Measure first part"], [5, "Deburr"]])
     expect((await api.get(`/api-templates?id=${t.id}`)).body.data.template).toEqual(t)
+    // a template without items answers none
+    const bare = (await api.post("/api-templates", { name: "Bare" })).body.data.template
+    expect(bare.items).toEqual([])
+    expect((await api.get(`/api-templates?id=${bare.id}`)).body.data.template).toEqual(bare)
+    // one statement each: of two creates of one name at once, one is 201 and the other 409, with no items left
+    const both = await Promise.all([1, 2].map((k) => api.post("/api-templates", { name: "Twice", items: [{ description: `item ${k}` }] })))
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409])
+    const twice = both.find((r) => r.status === 201)!.body.data.template
+    expect((await api.get(`/api-templates/items?template_id=${twice.id}`)).body.data.template_items.map((i: any) => i.id)).toEqual(twice.items.map((i: any) => i.id))
     expectError(await api.post("/api-templates", { name: "Laser first-off" }), 409, "CONFLICT")
     expectDetail(await api.post("/api-templates", { name: "Dup", items: [{ description: "a" }, { description: "b", sequence: 1 }] }), "items[1].sequence", "UNIQUE_CONSTRAINT")
     expectDetail(await api.post("/api-templates", { name: "Empty item", items: [{ description: "" }] }), "items[0].description", "MIN_LENGTH")

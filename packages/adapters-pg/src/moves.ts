@@ -229,6 +229,14 @@ SELECT m.json, ARRAY(SELECT i FROM bad ORDER BY i) AS missing_refs${(o.select ??
 FROM (SELECT 1) one LEFT JOIN m ON true`
 }
 
+/**
+ * The record a statement wrote, with `more` over its JSON: values the statement wrote after it built that JSON (a
+ * record's children inserted in the same statement, which its JSON function, reading with the statement's snapshot,
+ * does not see). Undefined when it wrote nothing.
+ */
+export const writtenWith = <T>(row: { readonly json: string | null }, more: Readonly<Record<string, unknown>>): T | undefined =>
+  row.json === null ? undefined : { ...JSON.parse(row.json), ...more } as T
+
 /** The answer row of a create's statement. */
 export interface CreateRow {
   readonly json: string | null

@@ -22,7 +22,7 @@ import { mapConstraints } from "../constraints.ts"
 import { ancestors } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql } from "../moves.ts"
+import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql, writtenWith } from "../moves.ts"
 import { readOwned } from "../json.ts"
 import { arrayParam, ident, literal, textArray } from "../sql-text.ts"
 
@@ -135,11 +135,11 @@ const batchStop = (catalog: Catalog["Service"]): MoveAdditions => (plan) => {
 }
 
 /**
- * The batch a create or add-operations statement wrote: its JSON was built from the statement's snapshot, before the
- * operations went in, so they are those that mes_append_batch_operations answered (migration 0031).
+ * The batch a create or add-operations statement wrote, with its operations as mes_append_batch_operations answered
+ * them (migration 0031).
  */
-const withOperations = (row: { readonly json: string | null; readonly [more: string]: unknown }): Batch | undefined =>
-  row.json === null ? undefined : { ...JSON.parse(row.json), operation_ids: row.operation_ids } as Batch
+const withOperations = (row: { readonly json: string | null; readonly [more: string]: unknown }) =>
+  writtenWith<Batch>(row, { operation_ids: row.operation_ids })
 
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient

@@ -11,6 +11,7 @@ import {
   type Downtime,
   DowntimeStore,
   eventPlan,
+  MissingReferences,
   type OeeInputs,
   OeeStore,
   type Quantity,
@@ -27,7 +28,7 @@ import { Catalog, fieldOf } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { insertEvents } from "../events.ts"
 import { liveCondition } from "../json.ts"
-import { insertRows } from "../rows.ts"
+import { recordWrites, writtenWith } from "../moves.ts"
 import { contains, uuidArray } from "./common.ts"
 import { crudStorePg } from "./crud.ts"
 
@@ -131,6 +132,16 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
     ],
     unique: (value) => sql`name = ${value}`
   })
+  // a create ($3 the tenant, $4 the items): the template, then its items (its JSON was built before they went in)
+  const creates = recordWrites<Template>(sql, {
+    table: "substep_templates",
+    columns: catalog.columns("substep_templates"),
+    ctes: [["it", `INSERT INTO substep_template_items AS i (tenant_id, id, template_id, description, sequence)
+      SELECT $3::uuid, mes_uuid7(), m.id, x.description, coalesce(x.sequence, x.n::int)
+      FROM m, ROWS FROM (jsonb_to_recordset($4::jsonb) AS (description text, sequence int)) WITH ORDINALITY AS x (description, sequence, n)
+      RETURNING i.sequence, substep_template_items_json(i) AS json`]],
+    select: [["items", "'[' || coalesce((SELECT string_agg(it.json, ',' ORDER BY it.sequence) FROM it), '') || ']'"]]
+  })
   const substepField = fieldOf(catalog.columns("substeps"), "m")
   // the owners of both ids and the template's state ride along: one statement answers 404 / 403 / 409 or the substeps
   const applyStatement = `
@@ -150,25 +161,18 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
       coalesce((SELECT active FROM tw), false) AS active, ARRAY(SELECT json FROM m ORDER BY sequence) AS substeps`
   return TemplateStore.of({
     ...base,
-    // the template and its items in one transaction; items take ids from the database, in the given order
-    insert: (row) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const { items, ...template } = row as typeof row & { items?: ReadonlyArray<{ description: string; sequence?: number }> }
-        yield* insertRows(sql, "substep_templates", [template])
-        if (items !== undefined && items.length > 0) {
-          yield* sql.unsafe(
-            `INSERT INTO substep_template_items (tenant_id, id, template_id, description, sequence)
-             SELECT $1, mes_uuid7(), $2, x.description, coalesce(x.sequence, x.n::int)
-             FROM ROWS FROM (jsonb_to_recordset($3::jsonb) AS (description text, sequence int)) WITH ORDINALITY AS x (description, sequence, n) ORDER BY x.n`,
-            [template.tenant_id, template.id, JSON.stringify(items)]
-          )
-        }
-        const [r] = yield* sql.unsafe<{ json: string }>(`SELECT substep_templates_json(t) AS json FROM substep_templates t WHERE t.tenant_id = $1 AND t.id = $2`, [
-          template.tenant_id,
-          template.id
-        ])
-        return JSON.parse(r!.json) as Template
-      })).pipe(mapConstraints),
+    // the template and its items in one statement; items take ids from the database
+    insert: (row, plan = { refs: [], events: [] }) => {
+      const { items, ...template } = row as typeof row & { items?: ReadonlyArray<{ description: string; sequence?: number }> }
+      return creates.createRow(template, plan, [JSON.stringify(items ?? [])]).pipe(
+        Effect.flatMap((r) =>
+          r.json === null
+            ? Effect.fail(new MissingReferences({ indexes: r.missing_refs }))
+            : Effect.succeed(writtenWith<Template>(r, { items: JSON.parse(r.items as string) })!)
+        ),
+        mapConstraints
+      )
+    },
     apply: (tenantId, templateId, operationId) =>
       sql.unsafe<{ template_owner: string | null; operation_owner: string | null; active: boolean; substeps: ReadonlyArray<string> }>(
         applyStatement,
