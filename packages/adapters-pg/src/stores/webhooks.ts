@@ -29,11 +29,13 @@ export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() 
     patch: (tenantId, id, changes) => writes.patch(tenantId, id, changes, []).pipe(Effect.orDie),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(Effect.orDie),
     enqueue: (tenantId, d) =>
-      sql`INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, status, next_attempt_at)
-          VALUES (${tenantId}, ${d.id}, ${d.webhook_id}, ${d.event_id}, ${d.event_type}, ${d.body}, 'pending', now())`.pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+      sql<{ owner: string | null }>`
+        WITH ow AS (SELECT w.tenant_id FROM webhooks w WHERE w.id = ${d.webhook_id}),
+        q AS (
+          INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, body, status, next_attempt_at)
+          SELECT ${tenantId}, ${d.id}, ${d.webhook_id}, ${d.event_id}, ${d.event_type}, ${d.body}, 'pending', now() FROM ow WHERE ow.tenant_id = ${tenantId}
+        )
+        SELECT (SELECT tenant_id FROM ow) AS owner`.pipe(Effect.map(([r]) => r!.owner ?? undefined), Effect.orDie)
   })
 }))
 
@@ -53,12 +55,16 @@ export const WebhookLogStorePg = Layer.effect(WebhookLogStore, Effect.gen(functi
     read: (tenantId, id) => readOwned<WebhookLog>(sql, "webhook_logs", tenantId, id),
     // the lease is left alone: an attempt in flight finishes (and is recorded) before the next one
     redeliver: (tenantId, logId) =>
-      sql<{ id: string }>`
-        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), updated_at = now()
-        FROM webhook_logs l
-        WHERE l.tenant_id = ${tenantId} AND l.id = ${logId} AND d.tenant_id = l.tenant_id AND d.id = l.delivery_id
-        RETURNING d.id`.pipe(
-        Effect.map((rows) => rows[0]?.id),
+      sql<{ owner: string | null; id: string | null }>`
+        WITH ow AS (SELECT l.tenant_id FROM webhook_logs l WHERE l.id = ${logId}),
+        d AS (
+          UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), updated_at = now()
+          FROM webhook_logs l
+          WHERE l.tenant_id = ${tenantId} AND l.id = ${logId} AND d.tenant_id = l.tenant_id AND d.id = l.delivery_id
+          RETURNING d.id
+        )
+        SELECT (SELECT tenant_id FROM ow) AS owner, (SELECT id FROM d) AS id`.pipe(
+        Effect.map(([r]) => ({ owner: r!.owner ?? undefined, deliveryId: r!.id ?? undefined })),
         Effect.orDie
       )
   })

@@ -9,7 +9,7 @@ import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { isUuid, listWith, type Page } from "../query.ts"
-import { ensureOwned } from "../references.ts"
+import { checkOwner, ensureOwned } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, type ValidationDetail, validationFailed } from "../validation.ts"
 import {
   type DeliveryQueued,
@@ -149,7 +149,6 @@ export class Webhooks extends Context.Service<Webhooks, {
       sendTest: (id) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhooks", id)
           const deliveryId = newId()
           // the body is stored as sent: every attempt carries the same bytes and signature
           const body = JSON.stringify({
@@ -158,7 +157,8 @@ export class Webhooks extends Context.Service<Webhooks, {
             tenant_id: tenant.id,
             data: { webhook_id: id }
           })
-          yield* store.enqueue(tenant.id, { id: deliveryId, webhook_id: id, event_id: newId(), event_type: TEST_EVENT_TYPE, body })
+          // queued only for a webhook of the tenant, in the same statement that finds its owner
+          yield* checkOwner("webhooks", id, yield* store.enqueue(tenant.id, { id: deliveryId, webhook_id: id, event_id: newId(), event_type: TEST_EVENT_TYPE, body }))
           return { delivery_id: deliveryId }
         }))
     })
@@ -196,8 +196,8 @@ export class WebhookLogs extends Context.Service<WebhookLogs, {
       redeliver: (id) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* ensureOwned("webhook_logs", id)
-          const deliveryId = yield* store.redeliver(tenant.id, id)
+          const { owner, deliveryId } = yield* store.redeliver(tenant.id, id)
+          yield* checkOwner("webhook_logs", id, owner)
           if (deliveryId === undefined) return yield* new NotFound({ entity: "webhook delivery of log", id })
           return { delivery_id: deliveryId }
         }))

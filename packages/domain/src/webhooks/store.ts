@@ -43,19 +43,23 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   /** False when no row matched; its deliveries and logs go with it. */
   /** Delete as one statement, with the owner of the id. */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
-  /** Queues one pending delivery of `body` (stored as sent) to the webhook, due now. */
+  /**
+   * Queues one pending delivery of `body` (stored as sent) to the webhook, due now, when it is the tenant's (one
+   * statement): the webhook's owner (undefined when no tenant has it).
+   */
   readonly enqueue: (
     tenantId: string,
     delivery: { readonly id: string; readonly webhook_id: string; readonly event_id: string; readonly event_type: string; readonly body: string }
-  ) => Effect.Effect<void>
+  ) => Effect.Effect<string | undefined>
 }>()("mes/domain/WebhookStore") {}
 
 export class WebhookLogStore extends Context.Service<WebhookLogStore, {
   readonly list: (tenantId: string, query: WebhookLogListQuery) => Effect.Effect<Slice<WebhookLog>>
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<WebhookLog>>
   /**
-   * Puts the delivery of log `logId` back to pending, due now (one statement; attempts and the
-   * delivery id are kept). Its delivery id, or undefined when the log or its delivery is gone.
+   * Puts the delivery of log `logId` back to pending, due now, when the log is the tenant's (one statement; attempts
+   * and the delivery id are kept): the log's owner (undefined when no tenant has it), and the delivery id (undefined
+   * when the log or its delivery is gone).
    */
-  readonly redeliver: (tenantId: string, logId: string) => Effect.Effect<string | undefined>
+  readonly redeliver: (tenantId: string, logId: string) => Effect.Effect<{ readonly owner: string | undefined; readonly deliveryId: string | undefined }>
 }>()("mes/domain/WebhookLogStore") {}
