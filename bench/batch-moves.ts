@@ -49,7 +49,10 @@ const round = async (k: number) => {
         parts: [{ external_id: `J${j}-P`, part_number: "P", quantity: 1, operations: [0, 1, 2, 3].map((o) => ({ external_id: `J${j}-O${o}`, operation_name: `Op ${o}`, sequence: o + 1, estimated_time_minutes: 10 * (o + 1) })) }]
       }))
     }))
-    const ops = (await json(await call("GET", `/api-operations?limit=${BATCHES * 4}&sort=created_at`))).operations as Array<{ id: string; part_id: string; sequence: number }>
+    const ops: Array<{ id: string; part_id: string; sequence: number }> = []
+    for (let offset = 0; offset < BATCHES * 4; offset += 1000) {
+      ops.push(...(await json(await call("GET", `/api-operations?limit=1000&offset=${offset}&sort=created_at`))).operations)
+    }
     const byPart = new Map<string, Array<string>>()
     for (const o of [...ops].sort((a, b) => a.sequence - b.sequence)) byPart.set(o.part_id, [...(byPart.get(o.part_id) ?? []), o.id])
     const batches: Array<{ id: string; ops: Array<string> }> = []
