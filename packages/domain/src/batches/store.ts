@@ -61,12 +61,12 @@ export class BatchStore extends Context.Service<BatchStore, {
   /** Delete as one statement, with the owner of the id. */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /**
-   * A batch start or stop as ONE statement (spec 3.3): the guarded move (a start with its operator when given), and
-   * `refs` checked in it. Start starts the operations, opens a time entry per open operation for `operatorId` and
-   * writes batch.started and operation.started; stop shares the time of the batch's open entries across their
-   * operations as distributeBatchTime does, ends them and the operations' other running entries, completes the
-   * operations, sums their actual_time again and writes batch.completed (with the shares) and operation.completed.
-   * Both roll the parts up, with their events.
+   * A batch move as ONE statement (spec 3.3): the guarded move with the plan's changes (a PATCH's fields, a start's
+   * operator), and `refs` checked in it. Start starts the operations, opens a time entry per open operation for
+   * `operatorId` and writes batch.started and operation.started; stop shares the time of the batch's open entries
+   * across their operations as distributeBatchTime does, ends them and the operations' other running entries,
+   * completes the operations, sums their actual_time again and writes batch.completed (with the shares) and
+   * operation.completed. Both roll the parts up, with their events. Ready and cancel move the batch alone.
    */
   readonly transition: (
     tenantId: string,
