@@ -372,6 +372,15 @@ describe("/api-batch-lifecycle", () => {
     })
   })
 
+  it("start and stop answer 404 / 403 before a refused body's 422", async () => {
+    const b = await newBatch()
+    for (const action of ["start", "stop"]) {
+      expectError(await act(action, "00000000-0000-4000-8000-000000000003", { operator_id: "nope" }), 404, "NOT_FOUND")
+      expectError(await act(action, b.id, { operator_id: "nope" }, other), 403, "FORBIDDEN")
+      expectDetail(await act(action, b.id, { operator_id: "nope" }), "operator_id", "UUID_FORMAT")
+    }
+  })
+
   it("20 parallel starts: exactly one 200 and one set of time entries", async () => {
     const { ops } = await newOps(null, null)
     const b = await newBatch(ops)
