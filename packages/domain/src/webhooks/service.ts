@@ -147,7 +147,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           yield* settleRemove("webhooks", id, yield* store.remove(tenant.id, id))
         }),
       sendTest: (id) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const deliveryId = newId()
           // the body is stored as sent: every attempt carries the same bytes and signature
@@ -160,7 +160,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           // queued only for a webhook of the tenant, in the same statement that finds its owner
           yield* checkOwner("webhooks", id, yield* store.enqueue(tenant.id, { id: deliveryId, webhook_id: id, event_id: newId(), event_type: TEST_EVENT_TYPE, body }))
           return { delivery_id: deliveryId }
-        }))
+        })
     })
   }))
 }
@@ -194,13 +194,13 @@ export class WebhookLogs extends Context.Service<WebhookLogs, {
         })),
       get: (id) => readOwned("webhook_logs", id, (tenantId) => store.read(tenantId, id)),
       redeliver: (id) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const { owner, deliveryId } = yield* store.redeliver(tenant.id, id)
           yield* checkOwner("webhook_logs", id, owner)
           if (deliveryId === undefined) return yield* new NotFound({ entity: "webhook delivery of log", id })
           return { delivery_id: deliveryId }
-        }))
+        })
     })
   }))
 }
