@@ -37,6 +37,7 @@ const newBatch = async (operation_ids: Array<string> = [], extra: Record<string,
 }
 const act = (action: string, id: string, body?: unknown, as = api) => as.post(`/api-batch-lifecycle/${action}?id=${id}`, body)
 const op = async (id: string) => (await api.get(`/api-operations?id=${id}`)).body.data.operation
+const batchOf = async (id: string) => (await api.get(`/api-batches?id=${id}`)).body.data.batch
 
 describe("/api-batches", () => {
   it("creates a draft batch with every field and its operations in order", async () => {
@@ -111,7 +112,7 @@ describe("/api-batches", () => {
     expect(await count()).toBe(before)
     const free = await newBatch([ops[1]])
     expect(free.operation_ids).toEqual([ops[1]])
-    expect((await api.get(`/api-batches?id=${free.id}`)).body.data.batch.operation_ids).toEqual([ops[1]])
+    expect((await batchOf(free.id)).operation_ids).toEqual([ops[1]])
   })
 
   it("operation_ids must be the tenant's and not repeated (422)", async () => {
@@ -152,21 +153,20 @@ describe("/api-batches", () => {
     expectError(await api.patch("/api-batches?id=00000000-0000-4000-8000-000000000002", { status: "ready", cell_id: foreignCell }), 404, "NOT_FOUND")
     expectError(await other.patch(`/api-batches?id=${b.id}`, { status: "ready" }), 403, "FORBIDDEN")
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "ready", cell_id: foreignCell, notes: "x" }), "cell_id", "FK_CONSTRAINT")
-    const stored = async () => (await api.get(`/api-batches?id=${b.id}`)).body.data.batch
-    expect(await stored()).toMatchObject({ status: "draft", notes: "before", updated_at: b.updated_at })
+    expect(await batchOf(b.id)).toMatchObject({ status: "draft", notes: "before", updated_at: b.updated_at })
     await act("start", b.id)
     // started: the foreign cell is still answered first, then the state
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled", cell_id: foreignCell }), "cell_id", "FK_CONSTRAINT")
     const late = await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled", notes: "late" })
     expectError(late, 409, "INVALID_STATE_TRANSITION")
     expect(late.body.error.message).toContain("'in_progress'")
-    expect(await stored()).toMatchObject({ status: "in_progress", notes: "before" })
+    expect(await batchOf(b.id)).toMatchObject({ status: "in_progress", notes: "before" })
     // a move with fields: both in the answer and stored
     const c = await newBatch()
     const cancelled = await api.patch(`/api-batches?id=${c.id}`, { status: "cancelled", notes: "called off", cell_id: cell })
     expect(cancelled.status).toBe(200)
     expect(cancelled.body.data.batch).toMatchObject({ status: "cancelled", notes: "called off" })
-    expect((await api.get(`/api-batches?id=${c.id}`)).body.data.batch).toEqual(cancelled.body.data.batch)
+    expect(await batchOf(c.id)).toEqual(cancelled.body.data.batch)
   })
 
   it("PATCH of fields: references checked in its statement (a refusal changes nothing), a parent without a cycle, 409 for a taken number", async () => {
@@ -174,13 +174,13 @@ describe("/api-batches", () => {
     const b = await newBatch()
     const refused = await api.patch(`/api-batches?id=${b.id}`, { cell_id: foreignCell, notes: "half" })
     expectDetail(refused, "cell_id", "FK_CONSTRAINT")
-    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(b)
+    expect(await batchOf(b.id)).toEqual(b)
     const both = await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id, cell_id: foreignCell })
     expect(both.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["cell_id", "FK_CONSTRAINT"], ["parent_batch_id", "CIRCULAR_REFERENCE"]])
     const patched = await api.patch(`/api-batches?id=${b.id}`, { notes: "nested", material: "S235", parent_batch_id: parent.id })
     expect(patched.status).toBe(200)
     expect(patched.body.data.batch).toMatchObject({ id: b.id, notes: "nested", material: "S235", parent_batch_id: parent.id, cell_id: b.cell_id, status: "draft" })
-    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(patched.body.data.batch)
+    expect(await batchOf(b.id)).toEqual(patched.body.data.batch)
     expectDetail(await api.patch(`/api-batches?id=${parent.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
     expectError(await api.patch(`/api-batches?id=${b.id}`, { batch_number: parent.batch_number }), 409, "CONFLICT")
     expectError(await api.patch(`/api-batches?id=00000000-0000-4000-8000-000000000000`, { notes: "x" }), 404, "NOT_FOUND")
@@ -341,7 +341,7 @@ describe("/api-batch-lifecycle", () => {
     expect(busy.body.error.message).not.toContain(ops[2])
     // one already in this batch
     expectError(await add(b.id, [ops[0]]), 409, "CONFLICT")
-    const stored = (await api.get(`/api-batches?id=${b.id}`)).body.data.batch
+    const stored = await batchOf(b.id)
     expect(stored.operation_ids).toEqual([ops[0]])
     expect(stored.updated_at).toBe(b.updated_at)
     // a batch that has started: the state's 409 comes before the foreign operation's 422
@@ -354,7 +354,7 @@ describe("/api-batch-lifecycle", () => {
     expect(ok.status).toBe(200)
     expect(ok.body.data.batch.operation_ids).toEqual([ops[0], ops[2]])
     expect(ok.body.data.batch.updated_at > b.updated_at).toBe(true)
-    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toEqual(ok.body.data.batch)
+    expect(await batchOf(b.id)).toEqual(ok.body.data.batch)
   })
 
   it("parallel add-operations to one batch append one after another: each answer holds the appends before it, in order", async () => {
@@ -362,7 +362,7 @@ describe("/api-batch-lifecycle", () => {
     const b = await newBatch()
     const all = await Promise.all(ops.map((o: string) => act("add-operations", b.id, { operation_ids: [o] })))
     expect(all.map((r) => r.status)).toEqual(ops.map(() => 200))
-    const final: Array<string> = (await api.get(`/api-batches?id=${b.id}`)).body.data.batch.operation_ids
+    const final: Array<string> = (await batchOf(b.id)).operation_ids
     expect([...final].sort()).toEqual([...ops].sort())
     // the k-th append to commit answers the first k operations of the batch, its own last
     const answers = all.map((r, i) => ({ own: ops[i], ids: r.body.data.batch.operation_ids as Array<string> })).sort((x, y) => x.ids.length - y.ids.length)
@@ -394,6 +394,6 @@ describe("/api-batch-lifecycle", () => {
     const foreign = (await other.post("/api-profiles", { display_name: "B op" })).body.data.profile.id
     const b = await newBatch()
     expectDetail(await act("start", b.id, { operator_id: foreign }), "operator_id", "FK_CONSTRAINT")
-    expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch.status).toBe("draft")
+    expect((await batchOf(b.id)).status).toBe("draft")
   })
 })
