@@ -223,6 +223,41 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     expect(rows[1]!.actual_time).toBe(stopped.time_distribution![0]!.share_minutes)
   })
 
+  it("a batch start that waited for the batch's lock starts the operation appended meanwhile, with its operator's entry", async () => {
+    // add-operations holds the batch's row lock and appends while the start waits for it (the statement's snapshot
+    // is older); the start must move every operation the batch has once it holds the lock (migration 0033)
+    const { tenant, as, olga, cell, operation } = await scene("Start race")
+    const [x, y] = [await operation(), await operation()]
+    const batches = Effect.service(Batches)
+    const batch = await as(Effect.flatMap(batches, (s) => s.create({ batch_number: "AR-1", cell_id: cell, operation_ids: [x] })))
+    const adder = run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE batches SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${batch.id}`
+        yield* Effect.sleep("400 millis")
+        yield* sql`SELECT mes_append_batch_operations(${tenant.id}, ${batch.id}, ARRAY[${y}]::uuid[])`
+      }))
+    }))
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    const started = await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
+    await adder
+    expect([started.new_status, [...started.operations_moved].sort(), started.time_entries_opened]).toEqual(["in_progress", [x, y].sort(), 2])
+    const rows = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ id: string; status: string; running: Array<string> }>`
+        SELECT o.id, o.status, ARRAY(SELECT e.user_id FROM time_entries e WHERE e.tenant_id = o.tenant_id AND e.operation_id = o.id AND e.end_time IS NULL) AS running
+        FROM operations o WHERE o.tenant_id = ${tenant.id} AND o.id IN (${x}, ${y}) ORDER BY o.id = ${y}`
+    }))
+    expect(rows.map((r) => [r.id, r.status, r.running])).toEqual([[x, "in_progress", [olga]], [y, "in_progress", [olga]]])
+    // and the events say so: an operation.started for each, after the batch's
+    const events = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ event_type: string; id: string }>`
+        SELECT event_type, data::json->>'operation_id' AS id FROM event_log WHERE tenant_id = ${tenant.id} AND event_type = 'operation.started'`
+    }))
+    expect(events.map((e) => e.id).sort()).toEqual([x, y].sort())
+  })
+
   it("a pause that waited for a lock taken only to add an entry counts that entry in actual_time", async () => {
     // as batch start does for an operation already in progress: it locks the row without changing it and opens an
     // entry; PostgreSQL then lets the waiting pause go on with what it computed before the wait

@@ -30,10 +30,11 @@ const sort = { created_at: "b.created_at", batch_number: "b.batch_number", statu
 
 /**
  * The batch's operations (`ol`), locked in id order, each with its status read by the lock and its place in the
- * batch. A start and a stop lock every one, also those they do not move (see each).
+ * batch. A start and a stop lock every one, also those they do not move (see each). The batch's operations are read
+ * after its lock (migration 0033): an add-operations that held it may have appended one.
  */
 const lockedOperations: readonly [string, string] = ["ol", `SELECT o.id, o.status, o.part_id, bo.sequence
-  FROM m JOIN batch_operations bo ON bo.tenant_id = $1 AND bo.batch_id = m.id
+  FROM m CROSS JOIN LATERAL mes_batch_operations($1, m.id) bo
   JOIN operations o ON o.tenant_id = $1 AND o.id = bo.operation_id ORDER BY o.id FOR NO KEY UPDATE OF o`]
 
 /**
