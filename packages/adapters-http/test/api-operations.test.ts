@@ -73,6 +73,34 @@ describe("POST /api-operations", () => {
     expect(named.status).toBe(422)
     expect(named.body.error.details[0]).toMatchObject({ field: "cell_name", constraint: "FK_CONSTRAINT" })
   })
+
+  it("resolves cell_name in the create's statement: an unknown name after the missing references, nothing written; cell_id wins", async () => {
+    // a job and a cell of its own: the list tests below count the first job's and Laser 1's operations
+    const part = { id: (await api.post("/api-jobs", nestedJob("OJ-NAMED"))).body.data.parts[0].part_id as string }
+    const press = (await api.post("/api-cells", { name: "Press 9" })).body.data.cell.id
+    const count = async () => (await api.get(`/api-operations?part_id=${part.id}`)).body.data.operations.length
+    const both = await api.post("/api-operations", {
+      part_id: part.id,
+      operation_name: "X",
+      cell_name: "No such cell",
+      assigned_operator_id: "00000000-0000-4000-8000-000000000009"
+    })
+    expect(both.status).toBe(422)
+    expect(both.body.error.details.map((d: any) => [d.field, d.constraint, d.value ?? null])).toEqual([
+      ["assigned_operator_id", "FK_CONSTRAINT", "00000000-0000-4000-8000-000000000009"],
+      ["cell_name", "FK_CONSTRAINT", "No such cell"]
+    ])
+    expect(both.body.error.details[1].message).toBe("cell named 'No such cell' does not exist in this tenant")
+    const onlyName = await api.post("/api-operations", { part_id: part.id, operation_name: "X", cell_name: "No such cell" })
+    expect(onlyName.body.error.details.map((d: any) => d.field)).toEqual(["cell_name"])
+    expect(await count()).toBe(1)
+    // a name that is found is the cell; a cell_id given is the cell whatever the name says
+    const found = await api.post("/api-operations", { part_id: part.id, operation_name: "Y", cell_name: "Press 9" })
+    expect([found.status, found.body.data.operation.cell_id, found.body.data.operation.sequence]).toEqual([201, press, 2])
+    const given = await api.post("/api-operations", { part_id: part.id, operation_name: "Z", cell_id: press, cell_name: "No such cell" })
+    expect([given.status, given.body.data.operation.cell_id, given.body.data.operation.sequence]).toEqual([201, press, 3])
+    expect(await count()).toBe(3)
+  })
 })
 
 describe("GET /api-operations", () => {

@@ -7,12 +7,14 @@ import {
   type SyncAction,
   CLOSE_TIME_ENTRIES,
   jsonText,
+  MissingReferences,
   type MovePlan,
   type Operation,
   type OperationMoved,
   type OperationListQuery,
   type OperationState,
-  OperationStore
+  OperationStore,
+  UnknownCellName
 } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
@@ -87,16 +89,36 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
     refTables: ["cells", "profiles"],
     additions: operationMove(catalog)
   })
-  // a create: the part, cell and operator checked, the defaults, and the sequence after the part's last when none is
-  // given (0029: under the part's row lock, so that concurrent creates on one part number on)
+  // a create: the part, cell and operator checked, a cell named ($4, null when none) resolved in the tenant, the
+  // defaults, and the sequence after the part's last when none is given (0029: under the part's row lock, so that
+  // concurrent creates on one part number on)
   const creates = recordWrites<Operation>(sql, {
     table: "operations",
     columns: catalog.columns("operations"),
     refTables: ["parts", "cells", "profiles"],
-    insertValues: { ...insertDefaults(operationDefaults), sequence: "coalesce(r.sequence, mes_next_operation_sequence(r.tenant_id, r.part_id))" }
+    createChecks: {
+      ctes: [["named", "SELECT c.id FROM cells c WHERE c.tenant_id = $3::uuid AND c.name = $4::text"]],
+      insertWhen: "($4::text IS NULL OR EXISTS (SELECT 1 FROM named))"
+    },
+    insertValues: {
+      ...insertDefaults(operationDefaults),
+      cell_id: "coalesce(r.cell_id, (SELECT named.id FROM named))",
+      sequence: "coalesce(r.sequence, mes_next_operation_sequence(r.tenant_id, r.part_id))"
+    },
+    select: [["unknown_cell", "$4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM named)"]]
   })
   return OperationStore.of({
-    insert: (op, refs) => creates.create(op, { refs, events: [] }).pipe(mapConstraints),
+    insert: (op, refs, cellName) =>
+      creates.createRow(op, { refs, events: [] }, [cellName ?? null]).pipe(
+        Effect.flatMap((r): Effect.Effect<Operation, MissingReferences | UnknownCellName> =>
+          r.unknown_cell === true
+            ? Effect.fail(new UnknownCellName({ missingRefs: r.missing_refs }))
+            : r.json === null
+            ? Effect.fail(new MissingReferences({ indexes: r.missing_refs }))
+            : Effect.succeed(JSON.parse(r.json) as Operation)
+        ),
+        mapConstraints
+      ),
     list: (tenantId, q: OperationListQuery) =>
       Effect.gen(function*() {
         const f = q.filters

@@ -10,8 +10,9 @@ import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, type ValidationDetail, validationFailed } from "../validation.ts"
+import { checkedReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, validationFailed } from "../validation.ts"
+import { unknownCellName } from "../jobs/nested.ts"
 import {
   completeFromAnyState,
   type OperationAction,
@@ -32,17 +33,6 @@ export interface OperationTransitioned {
   readonly new_status: OperationState
   readonly time_entry_ended: boolean
 }
-
-/** Resolves `cell_name` to a cell of the tenant when no `cell_id` is given (spec 2.3). */
-export const resolveCellName = (root: string, input: unknown, cellName: string | null | undefined, path = ["cell_name"]) =>
-  Effect.gen(function*() {
-    if (cellName == null) return { cellId: undefined, details: [] as Array<ValidationDetail> }
-    const tenant = yield* CurrentTenant
-    const cellId = (yield* (yield* References).cellsByName(tenant.id, [cellName])).get(cellName)
-    return cellId === undefined
-      ? { cellId, details: [detail(root, input, path, "FK_CONSTRAINT", `cell named '${cellName}' does not exist in this tenant`)] }
-      : { cellId, details: [] as Array<ValidationDetail> }
-  })
 
 export class Operations extends Context.Service<Operations, {
   /** Creates an operation on a part of the tenant; sequence defaults to max+1 (spec 2.3). */
@@ -131,21 +121,26 @@ export class Operations extends Context.Service<Operations, {
           }
         }),
       create: (raw) =>
-        withRefs(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const body = renameAliases(raw, operationAliases)
           const input = yield* decodeCreate(body)
           const references: Array<Reference> = [{ table: "parts", id: input.part_id, path: ["part_id"] }, ...refs(input)]
-          // a cell named is looked up first; the references are checked in the create's statement
-          const cell = input.cell_id == null ? yield* resolveCellName("operation", body, input.cell_name) : { cellId: undefined, details: [] }
-          if (cell.details.length > 0) {
-            return yield* validationFailed("operation", [...(yield* checkReferences("operation", body, references)), ...cell.details])
-          }
-          const { cell_name: _c, ...fields } = input
-          return yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id, cell_id: input.cell_id ?? cell.cellId ?? null }, checkedReferences(references)).pipe(
-            Effect.catchTag("MissingReferences", (e) => validationFailed("operation", missingReferenceDetails("operation", body, references, e.indexes)))
+          // the references and a cell named without cell_id are checked, and the cell resolved, in the create's statement
+          const { cell_name: cellName, ...fields } = input
+          const named = input.cell_id == null ? cellName ?? undefined : undefined
+          const refused = (indexes: ReadonlyArray<number>, unknownCell: boolean) =>
+            validationFailed("operation", [
+              ...missingReferenceDetails("operation", body, references, indexes),
+              ...(unknownCell ? [unknownCellName("operation", body, named!, ["cell_name"])] : [])
+            ])
+          return yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id, cell_id: input.cell_id ?? null }, checkedReferences(references), named).pipe(
+            Effect.catchTags({
+              MissingReferences: (e) => refused(e.indexes, false),
+              UnknownCellName: (e) => refused(e.missingRefs, true)
+            })
           )
-        })),
+        }),
       // `paused` is an input alias of on_hold (DECISIONS), in filters too
       list: listWith(operationListSpec, (tenantId, q) =>
         store.list(tenantId, q.filters.status === "paused" ? { ...q, filters: { ...q.filters, status: "on_hold" } } : q)),

@@ -1,4 +1,5 @@
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
@@ -35,12 +36,20 @@ export type OperationSyncOutcome =
   | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
   | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean }
 
+/** An operation create refused: its `cell_name` names no cell of the tenant (with the references then missing). */
+export class UnknownCellName extends Data.TaggedError("UnknownCellName")<{ readonly missingRefs: ReadonlyArray<number> }> {}
+
 export class OperationStore extends Context.Service<OperationStore, {
   /**
-   * Inserts one operation as one statement, only when `refs` (its part, cell, operator) are the tenant's; a missing
-   * sequence becomes max(existing)+1 under a lock on the part.
+   * Inserts one operation as one statement, only when `refs` (its part, cell, operator) are the tenant's and
+   * `cellName`, when given, names a cell of the tenant (its cell_id then); a missing sequence becomes max(existing)+1
+   * under a lock on the part. Refused: the indexes of the missing references, and whether the cell name is unknown.
    */
-  readonly insert: (operation: NewRow<Operation>, refs: ReadonlyArray<CheckedReference>) => Effect.Effect<Operation, Conflict | MissingReferences>
+  readonly insert: (
+    operation: NewRow<Operation>,
+    refs: ReadonlyArray<CheckedReference>,
+    cellName: string | undefined
+  ) => Effect.Effect<Operation, Conflict | MissingReferences | UnknownCellName>
   readonly list: (tenantId: string, query: OperationListQuery) => Effect.Effect<Slice<Operation>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Operation>>
