@@ -92,6 +92,13 @@ describe("/api-operation-quantities", () => {
     const res = await api.post("/api-operation-quantities", { operation_id: mine.op, scrap: 1, scrap_reason_id: inactive })
     expectDetail(res, "scrap_reason_id", "FK_CONSTRAINT")
     expect(res.body.error.details[0].message).toContain("inactive")
+    // checked in the create's statement: an inactive reason is the only detail, whatever else is missing; another
+    // tenant's reason is not the tenant's
+    const alone = await api.post("/api-operation-quantities", { operation_id: mine.op, scrap: 1, scrap_reason_id: inactive, user_id: "00000000-0000-4000-8000-00000000000a" })
+    expect(alone.body.error.details.map((d: any) => [d.field, d.message])).toEqual([["scrap_reason_id", `scrap reason ${inactive} is inactive`]])
+    const theirs = (await other.post("/api-scrap-reasons", { code: "THEIRS", description: "retired", active: false })).body.data.scrap_reason.id
+    const foreign = await api.post("/api-operation-quantities", { operation_id: mine.op, scrap: 1, scrap_reason_id: theirs })
+    expect(foreign.body.error.details.map((d: any) => [d.field, d.message])).toEqual([["scrap_reason_id", `scrap reason ${theirs} does not exist in this tenant`]])
     expect((await api.get("/api-operation-quantities")).body.data.pagination.total).toBe(before)
   })
 

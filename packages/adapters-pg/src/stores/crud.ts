@@ -118,9 +118,17 @@ export const crudStorePg = <T extends { readonly id: string }>(
     readonly insertJson?: boolean
     /** A PATCH whose events depend on the record before it (moves.ts, WriteOptions). */
     readonly previous?: WriteOptions["previous"]
+    /** What a create checks in its statement besides its references (moves.ts, WriteOptions). */
+    readonly createChecks?: WriteOptions["createChecks"]
   }
 ): CrudStore<T> => {
-  const writes = recordWrites<T>(sql, { table: o.table, columns: o.columns, refTables: o.refTables ?? [], ...(o.previous ? { previous: o.previous } : {}) })
+  const writes = recordWrites<T>(sql, {
+    table: o.table,
+    columns: o.columns,
+    refTables: o.refTables ?? [],
+    ...(o.previous ? { previous: o.previous } : {}),
+    ...(o.createChecks ? { createChecks: o.createChecks } : {})
+  })
   return {
     // a create with references to check or events to write is one statement with them (moves.ts, createStatement)
     insert: (row, plan) =>

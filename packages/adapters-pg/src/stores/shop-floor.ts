@@ -68,6 +68,12 @@ export const QuantityStorePg = Layer.effect(QuantityStore, Effect.gen(function*(
     table: "operation_quantities",
     columns: catalog.columns("operation_quantities"),
     refTables: ["operations", "scrap_reasons", "profiles", "issues"],
+    // a reason given must be active: the domain reads which, only when the create was refused
+    createChecks: {
+      ctes: [["inactive", `SELECT 1 FROM scrap_reasons s
+        WHERE s.tenant_id = $3::uuid AND s.id = ($1::jsonb->>'scrap_reason_id')::uuid AND NOT s.active`]],
+      insertWhen: "NOT EXISTS (SELECT 1 FROM inactive)"
+    },
     alias: "q",
     insertJson: true,
     sort: { recorded_at: "q.recorded_at", created_at: "q.created_at", good: "q.good", scrap: "q.scrap", rework: "q.rework" },

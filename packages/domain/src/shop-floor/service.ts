@@ -132,8 +132,11 @@ export class Quantities extends Context.Service<Quantities, Crud<Quantity>>()("m
         Effect.gen(function*() {
           const input = yield* decodeCreate(raw)
           yield* failIfAny(QUANTITY, quantityRules(raw, input))
-          yield* refuseInactiveReason(reasons, raw, input.scrap_reason_id)
-          return yield* crud.create(raw)
+          // the store's statement writes nothing when the reason is inactive; a refusal then names that alone, as it
+          // did when the reason was read first
+          return yield* crud.create(raw).pipe(
+            Effect.tapErrorTag("ValidationFailed", () => refuseInactiveReason(reasons, raw, input.scrap_reason_id))
+          )
         }),
       update: (id, raw) =>
         Effect.gen(function*() {
