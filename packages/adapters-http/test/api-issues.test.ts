@@ -141,8 +141,14 @@ describe("POST /api-issues", () => {
     const kept = await create(ncr({ ncr_number: "ERP-NCR-7781" }))
     expect(kept.ncr_number).toBe("ERP-NCR-7781")
     const before = await issueCount()
-    expectError(await api.post("/api-issues", ncr({ ncr_number: "ERP-NCR-7781" })), 409, "CONFLICT")
+    // a valid body meets the unique key in its statement; a refused one (a bad field, a missing reference, an NCR
+    // without severity) looks the number up before it answers 422
+    const duplicate = await api.post("/api-issues", ncr({ ncr_number: "ERP-NCR-7781" }))
+    expectError(duplicate, 409, "CONFLICT")
+    expect(duplicate.body.error.message).toBe("an issue with ncr_number ERP-NCR-7781 already exists")
     expectError(await api.post("/api-issues", ncr({ ncr_number: "ERP-NCR-7781", severity: "urgent", title: "" })), 409, "CONFLICT")
+    expectError(await api.post("/api-issues", ncr({ ncr_number: "ERP-NCR-7781", operation_id: "00000000-0000-4000-8000-00000000000b" })), 409, "CONFLICT")
+    expectError(await api.post("/api-issues", ncr({ ncr_number: "ERP-NCR-7781", severity: undefined })), 409, "CONFLICT")
     expect(await issueCount()).toBe(before)
     // another tenant may use the same number
     expect((await create({ operation_id: opB, title: "t", description: "d", issue_type: "ncr", severity: "low", ncr_number: "ERP-NCR-7781" }, apiB)).ncr_number)

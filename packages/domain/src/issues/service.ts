@@ -73,22 +73,31 @@ export class Issues extends Context.Service<Issues, {
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const body = renameAliases(raw, issueAliases)
-          yield* refuseTakenNumber(tenant.id, body)
+          // spec 7.4: a given ncr_number that is taken is 409 before any 422; looked up only when the body is refused
+          // (the unique key answers it when the insert is tried)
+          const numberFirst = refuseTakenNumber(tenant.id, body)
           const b = (body ?? {}) as Record<string, unknown>
           const rule = b.issue_type === "ncr" && b.severity == null ? [severityRequired(body)] : []
           const input = yield* decodeCreate(body).pipe(
-            Effect.catchTag("ValidationFailed", (e) => Effect.fail(validationFailed(ENTITY, [...e.details, ...rule])))
+            Effect.catchTag("ValidationFailed", (e) => Effect.fail(validationFailed(ENTITY, [...e.details, ...rule]))),
+            Effect.tapError(() => numberFirst)
           )
           const refs: Array<Reference> = [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...profileRefs(input)]
           // an NCR without severity is refused with every other reason
-          if (rule.length > 0) return yield* validationFailed(ENTITY, [...(yield* checkReferences(ENTITY, body, refs)), ...rule])
+          if (rule.length > 0) {
+            yield* numberFirst
+            return yield* validationFailed(ENTITY, [...(yield* checkReferences(ENTITY, body, refs)), ...rule])
+          }
           const ncr = input.issue_type === "ncr"
           const events: Array<EventType> = [ncr ? "ncr.created" : "issue.created", ...(ncr && input.verified_by_id != null ? ["ncr.verified" as const] : [])]
           return yield* store.insert(
             { ...input, id: newId(), tenant_id: tenant.id },
             { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) },
             { refs: checkedReferences(refs), events: events.map(eventPlan) }
-          ).pipe(Effect.catchTag("MissingReferences", (e) => validationFailed(ENTITY, missingReferenceDetails(ENTITY, body, refs, e.indexes))))
+          ).pipe(Effect.catchTags({
+            MissingReferences: (e) => Effect.andThen(numberFirst, validationFailed(ENTITY, missingReferenceDetails(ENTITY, body, refs, e.indexes))),
+            Conflict: (e) => Effect.fail(e.field === "ncr_number" ? taken(input.ncr_number) : e)
+          }))
         })),
       list: (raw) =>
         listWith(issueListSpec, store.list)(raw),
