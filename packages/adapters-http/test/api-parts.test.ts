@@ -87,6 +87,38 @@ describe("POST /api-parts", () => {
     expect(data).toEqual({ part_id: made.id, part_number: "ONE-STATEMENT", job_id: jobId, status: "not_started", part: made })
   })
 
+  it("checks the parent and material_id in the create's statement too: the parent's, the material's, then the references' details", async () => {
+    const count = async () => (await h.sql("SELECT count(*)::int AS n FROM parts WHERE tenant_id = $1", [tenantA]))[0]!.n as number
+    const steel = (await api.post("/api-materials", { name: "PX-STEEL" })).body.data.material.id
+    const elsewhere = (await api.post("/api-jobs", nestedJob("PJ-PARENT"))).body.data.parts[0].part_id
+    const before = await count()
+    const foreignCell = (await other.post("/api-cells", { name: "Their press" })).body.data.cell.id
+    const all = await newPart({ parent_part_number: "NO-SUCH", material_id: steel, material: "Brass", current_cell_id: foreignCell })
+    expect(all.status).toBe(422)
+    expect(all.body.error.details.map((d: any) => [d.field, d.message])).toEqual([
+      ["parent_part_number", "part NO-SUCH is not a part of this job"],
+      ["material", `material must be 'PX-STEEL', the name of material_id ${steel}`],
+      ["current_cell_id", `cell ${foreignCell} does not exist in this tenant`]
+    ])
+    // another job's part, by id (the id wins over a number that would be found)
+    const byId = await newPart({ parent_part_id: elsewhere, parent_part_number: "P-1" })
+    expect(byId.body.error.details.map((d: any) => [d.field, d.message])).toEqual([["parent_part_id", `part ${elsewhere} is not a part of this job`]])
+    // a job not the tenant's is the only detail
+    const foreignJob = (await other.post("/api-jobs", nestedJob("B-3"))).body.data.job_id
+    expect((await newPart({ job_id: foreignJob, parent_part_number: "NO-SUCH", material_id: steel, material: "Brass" })).body.error.details.map((d: any) => d.field))
+      .toEqual(["job_id"])
+    expect(await count()).toBe(before)
+    // found: the parent by number, material from material_id, in the record and its event
+    const p1 = (await api.get(`/api-parts?job_id=${jobId}&part_number=P-1`)).body.data.parts[0].id
+    const made = await newPart({ parent_part_number: "P-1", material_id: steel })
+    expect(made.status).toBe(201)
+    expect(made.body.data.part).toMatchObject({ parent_part_id: p1, material_id: steel, material: "PX-STEEL" })
+    const [event] = await h.sql("SELECT data FROM event_log WHERE tenant_id = $1 AND event_type = 'part.created' ORDER BY seq DESC LIMIT 1", [tenantA])
+    expect(JSON.parse(event!.data as string).part).toEqual(made.body.data.part)
+    expect((await newPart({ parent_part_id: p1, parent_part_number: "NO-SUCH" })).body.data.part.parent_part_id).toBe(p1)
+    expect(await count()).toBe(before + 2)
+  })
+
   it("collects every validation error of a bad body", async () => {
     const res = await api.post("/api-parts", { job_id: "nope", quantity: 0, drawing_no: "x".repeat(256) })
     expect(res.status).toBe(422)

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
-  type SyncAction, moveEvent, type Part, type PartListQuery, PartStore } from "@mes/domain"
+  type SyncAction, moveEvent, type Part, type PartListQuery, PartRefused, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
@@ -31,13 +31,34 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const catalog = yield* Catalog
   const syncStatements = statementCache()
   const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells", "materials"] })
-  // a create: the job checked with the cell and material, the defaults, and the month's usage row (no counter row)
+  // a create: the job checked with the cell and material; the parent ($1's parent_part_id, else the part numbered
+  // $4) a part of the job; material the name of material_id, or taken from it; the defaults, and the month's usage
+  // row (no counter row)
+  const given = (field: string) => `($1::jsonb->>'${field}')`
   const creates = recordWrites<Part>(sql, {
     table: "parts",
     columns: catalog.columns("parts"),
     refTables: ["jobs", "cells", "materials"],
-    insertValues: insertDefaults(partDefaults),
-    ctes: [["u", "INSERT INTO part_usage (tenant_id, parts) SELECT m.tenant_id, 1 FROM m"]]
+    createChecks: {
+      ctes: [
+        ["par", `SELECT p.id FROM parts p WHERE p.tenant_id = $3::uuid AND p.job_id = ${given("job_id")}::uuid
+          AND CASE WHEN ${given("parent_part_id")} IS NOT NULL THEN p.id = ${given("parent_part_id")}::uuid ELSE p.part_number = $4::text END`],
+        ["mat", `SELECT mt.name FROM materials mt WHERE mt.tenant_id = $3::uuid AND mt.id = ${given("material_id")}::uuid`],
+        ["pc", `SELECT (${given("parent_part_id")} IS NOT NULL OR $4::text IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM par) AS no_parent,
+          (SELECT mat.name FROM mat) AS material_name, coalesce(${given("material")} <> (SELECT mat.name FROM mat), false) AS material_differs`]
+      ],
+      insertWhen: "NOT (SELECT pc.no_parent OR pc.material_differs FROM pc)"
+    },
+    insertValues: {
+      ...insertDefaults(partDefaults),
+      parent_part_id: "(SELECT par.id FROM par)",
+      material: "coalesce(r.material, (SELECT mat.name FROM mat))"
+    },
+    ctes: [["u", "INSERT INTO part_usage (tenant_id, parts) SELECT m.tenant_id, 1 FROM m"]],
+    select: [["no_parent", "(SELECT pc.no_parent FROM pc)"], ["material_name", "(SELECT pc.material_name FROM pc)"], [
+      "material_differs",
+      "(SELECT pc.material_differs FROM pc)"
+    ]]
   })
   const get = (tenantId: string, id: string) =>
     sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
@@ -45,7 +66,22 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       Effect.orDie
     )
   return PartStore.of({
-    create: (part, plan) => creates.create(part, plan).pipe(mapConstraints),
+    create: (part, plan, parentNumber) =>
+      creates.createRow(part, plan, [parentNumber ?? null]).pipe(
+        Effect.flatMap((r) =>
+          r.json === null
+            ? Effect.fail(
+              new PartRefused({
+                missingRefs: r.missing_refs,
+                noParent: r.no_parent === true,
+                materialDiffers: r.material_differs === true,
+                materialName: (r.material_name ?? null) as string | null
+              })
+            )
+            : Effect.succeed(JSON.parse(r.json) as Part)
+        ),
+        mapConstraints
+      ),
     list: (tenantId, q: PartListQuery) =>
       Effect.gen(function*() {
         const f = q.filters

@@ -50,13 +50,15 @@ export const settleMaterials = <P extends MaterialFields>(
       const name = fields.material_id == null ? undefined : names.get(fields.material_id)
       if (name === undefined) return fields
       if (fields.material === undefined || fields.material === null) return { ...fields, material: name }
-      if (fields.material !== name) {
-        details.push(detail(root, input, [...path, "material"], "FK_CONSTRAINT", `material must be '${name}', the name of material_id ${fields.material_id}`, fields.material))
-      }
+      if (fields.material !== name) details.push(materialDisagrees(root, input, path, name, fields))
       return fields
     })
     return { records: settled, details }
   })
+
+/** The 422 detail of a part record whose `material` is not `name`, the name of its material_id. */
+export const materialDisagrees = (root: string, input: unknown, path: Path, name: string, fields: MaterialFields) =>
+  detail(root, input, [...path, "material"], "FK_CONSTRAINT", `material must be '${name}', the name of material_id ${fields.material_id}`, fields.material)
 
 /** The reference a part record's material_id makes (the tenant's catalog). */
 export const materialRef = (id: string | null | undefined, path: Path) =>

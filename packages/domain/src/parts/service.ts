@@ -1,5 +1,5 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
-import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
+import { materialDisagrees, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import { eventPlan } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -10,12 +10,16 @@ import { findOwned, readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { checkedReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
 import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
 
 type Services = CurrentTenant
+
+/** The 422 detail of a parent (by `field`, named `value`) that is no part of the job. */
+const notInJob = (input: unknown, field: string, value: unknown) =>
+  detail("part", input, [field], "FK_CONSTRAINT", `part ${value} is not a part of this job`)
 
 /** Parent rules (spec 2.2): in the same job, not the part itself, no cycle. Returns the parent id to store. */
 export const resolveParent = (
@@ -33,13 +37,11 @@ export const resolveParent = (
     if (fields.parent_part_number != null && fields.parent_part_id == null) {
       field = "parent_part_number"
       parent = (yield* store.idsByNumber(tenant.id, jobId, [fields.parent_part_number])).get(fields.parent_part_number)
-      if (parent === undefined) {
-        details.push(detail("part", input, [field], "FK_CONSTRAINT", `part ${fields.parent_part_number} is not a part of this job`))
-      }
+      if (parent === undefined) details.push(notInJob(input, field, fields.parent_part_number))
     } else if (parent != null) {
       const candidate = yield* store.get(tenant.id, parent)
       if (candidate === undefined || candidate.job_id !== jobId) {
-        details.push(detail("part", input, [field], "FK_CONSTRAINT", `part ${parent} is not a part of this job`))
+        details.push(notInJob(input, field, parent))
         parent = undefined
       }
     }
@@ -79,29 +81,24 @@ export class Parts extends Context.Service<Parts, {
       create: (raw) =>
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const decoded = yield* decodeCreate(raw)
-          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decoded, path: [] }])
-          const input = materials.records[0]!
-          const id = newId()
+          const input = yield* decodeCreate(raw)
           const job: Reference = { table: "jobs", id: input.job_id, path: ["job_id"] }
-          let parent: string | null | undefined = null
-          if (input.parent_part_id != null || input.parent_part_number != null || materials.details.length > 0) {
-            // the parent rules read the job's parts and the chain first, once the job is known to be the tenant's
-            yield* failIfAny("part", yield* checkReferences("part", raw, [job]))
-            const resolved = yield* resolveParent(raw, input.job_id, id, input)
-            const details = [...resolved.details, ...materials.details]
-            if (details.length > 0) yield* failIfAny("part", [...details, ...(yield* checkReferences("part", raw, cellRef(input)))])
-            parent = resolved.parent
-          }
-          const { parent_part_number: _n, parent_part_id: _p, ...fields } = input
-          // one statement: the job, cell and material checked in it (a job not the tenant's is the only detail then),
-          // the part, the month's usage row and part.created
+          // one statement: the job, cell and material checked in it, the parent found in the job (a new part is in no
+          // chain yet), material agreeing with material_id's name or taken from it, the part, the month's usage row
+          // and part.created
           const refs = [job, ...cellRef(input)]
-          return yield* store.create({ ...fields, id, tenant_id: tenant.id, parent_part_id: parent ?? null }, {
+          const { parent_part_number, parent_part_id, ...fields } = input
+          const parentNumber = parent_part_id == null ? parent_part_number ?? undefined : undefined
+          return yield* store.create({ ...fields, id: newId(), tenant_id: tenant.id, parent_part_id: parent_part_id ?? null }, {
             refs: checkedReferences(refs),
             events: [eventPlan("part.created")]
-          }).pipe(Effect.catchTag("MissingReferences", (e) =>
-            validationFailed("part", missingReferenceDetails("part", raw, refs, e.indexes.includes(0) ? [0] : e.indexes))
+          }, parentNumber).pipe(Effect.catchTag("PartRefused", (e) =>
+            // a job not the tenant's is the only detail; else the parent's, the material's, then the references'
+            validationFailed("part", e.missingRefs.includes(0) ? missingReferenceDetails("part", raw, refs, [0]) : [
+              ...(e.noParent ? [notInJob(raw, parentNumber === undefined ? "parent_part_id" : "parent_part_number", parentNumber ?? parent_part_id)] : []),
+              ...(e.materialDiffers ? [materialDisagrees("part", raw, [], e.materialName!, input)] : []),
+              ...missingReferenceDetails("part", raw, refs, e.missingRefs)
+            ])
           ))
         })),
       list: listWith(partListSpec, store.list),

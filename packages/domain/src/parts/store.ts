@@ -1,11 +1,12 @@
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
 import type { Conflict } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
-import type { CreatePlan, MissingReferences, Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
+import type { CreatePlan, Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
@@ -19,12 +20,26 @@ export type PartSyncOutcome =
   | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
   | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> }
 
+/**
+ * A part create its statement refused: the references missing (indexes into the plan's), whether the parent named
+ * (`parent_part_id`, or the number given) is no part of the job, and whether `material` disagrees with `materialName`,
+ * the name of the tenant's material_id (null when there is none).
+ */
+export class PartRefused extends Data.TaggedError("PartRefused")<{
+  readonly missingRefs: ReadonlyArray<number>
+  readonly noParent: boolean
+  readonly materialDiffers: boolean
+  readonly materialName: string | null
+}> {}
+
 export class PartStore extends Context.Service<PartStore, {
   /**
-   * Create as one statement: the plan's references (the job first) checked, the part inserted only when they pass,
-   * its usage row (the month's part count) and the plan's events.
+   * Create as one statement: the plan's references (the job first) checked; the parent (the row's parent_part_id, or
+   * the part of the job numbered `parentNumber`) a part of the job; `material` the name of material_id, taken from it
+   * when not given; the part inserted only when all pass, with its usage row (the month's part count) and the plan's
+   * events.
    */
-  readonly create: (part: NewRow<Part>, plan: CreatePlan) => Effect.Effect<Part, Conflict | MissingReferences>
+  readonly create: (part: NewRow<Part>, plan: CreatePlan, parentNumber: string | undefined) => Effect.Effect<Part, Conflict | PartRefused>
   readonly list: (tenantId: string, query: PartListQuery) => Effect.Effect<Slice<Part>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
