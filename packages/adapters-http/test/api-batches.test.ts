@@ -182,6 +182,14 @@ describe("/api-batches", () => {
     expect(patched.body.data.batch).toMatchObject({ id: b.id, notes: "nested", material: "S235", parent_batch_id: parent.id, cell_id: b.cell_id, status: "draft" })
     expect(await batchOf(b.id)).toEqual(patched.body.data.batch)
     expectDetail(await api.patch(`/api-batches?id=${parent.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    // the chain is walked in the PATCH's statement: three levels up, nothing changed; 404 / 403 come first
+    const c = (await api.patch(`/api-batches?id=${(await newBatch()).id}`, { parent_batch_id: b.id })).body.data.batch
+    const before = await batchOf(parent.id)
+    expectDetail(await api.patch(`/api-batches?id=${parent.id}`, { parent_batch_id: c.id, notes: "loop" }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    expect(await batchOf(parent.id)).toEqual(before)
+    expectError(await other.patch(`/api-batches?id=${parent.id}`, { parent_batch_id: parent.id }), 403, "FORBIDDEN")
+    expectError(await api.patch("/api-batches?id=00000000-0000-4000-8000-000000000000", { parent_batch_id: "00000000-0000-4000-8000-000000000000" }), 404, "NOT_FOUND")
+    expect((await api.patch(`/api-batches?id=${c.id}`, { parent_batch_id: parent.id })).body.data.batch.parent_batch_id).toBe(parent.id)
     expectError(await api.patch(`/api-batches?id=${b.id}`, { batch_number: parent.batch_number }), 409, "CONFLICT")
     expectError(await api.patch(`/api-batches?id=00000000-0000-4000-8000-000000000000`, { notes: "x" }), 404, "NOT_FOUND")
     expectError(await api.delete(`/api-batches?id=00000000-0000-4000-8000-000000000000`), 404, "NOT_FOUND")

@@ -39,14 +39,20 @@ export const insertRows = <T extends { readonly id: string }>(
     return out.map(withoutDoc).sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
   })
 
+/**
+ * A query of the ids up a self-reference chain (`parentColumn`) of the tenant `tenant` from `id` (SQL expressions),
+ * `id` itself first, with their `depth`; bounded against loops.
+ */
+export const chainSql = (table: string, parentColumn: string, tenant: string, id: string) =>
+  `WITH RECURSIVE chain (id, parent, depth) AS (
+       SELECT c0.id, c0.${ident(parentColumn)}, 0 FROM ${ident(table)} c0 WHERE c0.tenant_id = ${tenant} AND c0.id = ${id}
+       UNION ALL
+       SELECT t.id, t.${ident(parentColumn)}, c.depth + 1 FROM ${ident(table)} t JOIN chain c ON t.tenant_id = ${tenant} AND t.id = c.parent
+       WHERE c.depth < 1000
+     ) SELECT chain.id, chain.depth FROM chain`
+
 /** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */
 export const ancestors = (sql: SqlClient, table: string, parentColumn: string, tenantId: string, id: string): Effect.Effect<Array<string>, SqlError> =>
-  sql.unsafe<{ id: string }>(
-    `WITH RECURSIVE chain (id, parent, depth) AS (
-       SELECT id, ${ident(parentColumn)}, 0 FROM ${ident(table)} WHERE tenant_id = $1 AND id = $2
-       UNION ALL
-       SELECT t.id, t.${ident(parentColumn)}, c.depth + 1 FROM ${ident(table)} t JOIN chain c ON t.tenant_id = $1 AND t.id = c.parent
-       WHERE c.depth < 1000
-     ) SELECT id FROM chain ORDER BY depth`,
-    [tenantId, id]
-  ).pipe(Effect.map((rows) => rows.map((r) => r.id)))
+  sql.unsafe<{ id: string }>(`${chainSql(table, parentColumn, "$1", "$2")} ORDER BY chain.depth`, [tenantId, id]).pipe(
+    Effect.map((rows) => rows.map((r) => r.id))
+  )

@@ -19,7 +19,7 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors } from "../rows.ts"
+import { ancestors, chainSql } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql, writtenWith } from "../moves.ts"
@@ -145,10 +145,15 @@ const withOperations = (row: { readonly json: string | null; readonly [more: str
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
+  // a PATCH naming a parent changes nothing when the batch is in the parent's chain (itself included): `cycle`
+  const parent = "($3::jsonb->>'parent_batch_id')::uuid"
+  const cycle = `(${parent} IS NOT NULL AND EXISTS (SELECT 1 FROM (${chainSql("batches", "parent_batch_id", "$1", parent)}) up WHERE up.id = $2))`
   const writes = recordWrites<Batch>(sql, {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["profiles", "cells", "batches"],
+    guard: `NOT ${cycle}`,
+    select: [["cycle", cycle]],
     additions: (plan) => ({ ...batchStart(catalog)(plan), ...batchStop(catalog)(plan) })
   })
 
@@ -213,7 +218,11 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       })
     },
     read: (tenantId, id) => readOwned<Batch>(sql, "batches", tenantId, id),
-    patch: (tenantId, id, changes, refs) => writes.patch(tenantId, id, changes, [], refs).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs) =>
+      writes.patch(tenantId, id, changes, [], refs).pipe(
+        Effect.map(({ row, ...outcome }) => ({ ...outcome, cycle: row.cycle === true })),
+        mapConstraints
+      ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     transition: (tenantId, id, plan, o) =>
       // a start's additions take its operator as $5

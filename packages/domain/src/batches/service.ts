@@ -11,7 +11,7 @@ import { actionPlan, refuseAction, rowEvents, settleMove } from "../lifecycle.ts
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate, validationFailed } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
 import { addOperationsFrom, type BatchAction, batchMachine } from "./lifecycle.ts"
 import { AddOperations, Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
@@ -66,14 +66,12 @@ export class Batches extends Context.Service<Batches, {
         ? Effect.void
         : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
 
+    const circular = (input: unknown) => detail("batch", input, ["parent_batch_id"], "CIRCULAR_REFERENCE", "a batch cannot be its own ancestor")
     const parentCycle = (input: unknown, id: string, parent: string | null | undefined) =>
       Effect.gen(function*() {
         if (parent == null) return [] as Array<ValidationDetail>
         const tenant = yield* CurrentTenant
-        if (parent === id || (yield* store.ancestors(tenant.id, parent)).includes(id)) {
-          return [detail("batch", input, ["parent_batch_id"], "CIRCULAR_REFERENCE", "a batch cannot be its own ancestor")]
-        }
-        return []
+        return parent === id || (yield* store.ancestors(tenant.id, parent)).includes(id) ? [circular(input)] : []
       })
 
     /**
@@ -154,16 +152,21 @@ export class Batches extends Context.Service<Batches, {
           const patch = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
           const { status, ...changes } = patch
           const refs = fieldRefs(patch)
+          if (status === undefined) {
+            // fields: one statement, the references and a new parent's chain checked in it
+            const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
+            if (outcome.cycle) {
+              // a cycle is 422 after 404 / 403, with the references' details
+              yield* checkOwner("batches", id, outcome.owner)
+              return yield* validationFailed("batch", [...missingReferenceDetails("batch", raw, refs, outcome.missingRefs), circular(raw)])
+            }
+            return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
+          }
           if (patch.parent_batch_id != null) {
-            // a new parent's chain is read first (a cycle is 422, with the references' details)
+            // with a move, a new parent's chain is read first
             yield* ensureOwned("batches", id)
             const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
             if (cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
-          }
-          if (status === undefined) {
-            // fields: one statement, the references checked in it
-            const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
-            return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
           // a move with the fields: one statement, the references answered before the state
           const moved = yield* move(id, status === "ready" ? "ready" : "cancel", { changes, refs, input: raw, operatorId: null, refsFirst: true })

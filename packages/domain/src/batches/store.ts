@@ -1,11 +1,11 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { Conflict } from "../errors.ts"
+import type { Conflict, ValidationFailed } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { MoveOutcome, MovePlan } from "../lifecycle.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Batch, batchListSpec, BatchStatus, TimeShare } from "./schema.ts"
-import type { Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
+import type { Owned, PatchOutcome, PatchStatement, RemoveOutcome } from "../crud.ts"
 
 export type BatchListQuery = ListQuery<typeof batchListSpec["filters"], typeof batchListSpec["sort"][number]>
 export type BatchRow = Omit<Batch, "operation_ids">
@@ -56,8 +56,11 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly list: (tenantId: string, query: BatchListQuery) => Effect.Effect<Slice<Batch>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Batch>>
-  /** PATCH of fields as one statement: the owner of the id, the references (cells, batches) checked, the update. */
-  readonly patch: PatchStatement<Batch>
+  /**
+   * PATCH of fields as one statement: the owner of the id, the references (cells, batches) checked, and a new parent
+   * whose chain (itself included) holds the batch refused (`cycle`), then the update.
+   */
+  readonly patch: (...args: Parameters<PatchStatement<Batch>>) => Effect.Effect<PatchOutcome<Batch> & { readonly cycle: boolean }, Conflict | ValidationFailed>
   /** Delete as one statement, with the owner of the id. */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /**
