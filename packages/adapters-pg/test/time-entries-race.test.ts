@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Batches, Jobs, Operations, Tenants, TimeEntries } from "@mes/domain"
+import { Batches, Jobs, JsonText, Operations, Tenants, TimeEntries } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
@@ -242,6 +242,9 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     const started = await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
     await adder
     expect([started.new_status, [...started.operations_moved].sort(), started.time_entries_opened]).toEqual(["in_progress", [x, y].sort(), 2])
+    // the batch's record, in the answer and in batch.started, lists both (migration 0034)
+    const record = started.batch instanceof JsonText ? started.batch.parse() : started.batch
+    expect(record.operation_ids).toEqual([x, y])
     const rows = await run(Effect.gen(function*() {
       const sql = yield* SqlClient
       return yield* sql<{ id: string; status: string; running: Array<string> }>`
@@ -256,6 +259,13 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
         SELECT event_type, data::json->>'operation_id' AS id FROM event_log WHERE tenant_id = ${tenant.id} AND event_type = 'operation.started'`
     }))
     expect(events.map((e) => e.id).sort()).toEqual([x, y].sort())
+    const [batchStarted] = await run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      return yield* sql<{ ids: Array<string> }>`
+        SELECT ARRAY(SELECT json_array_elements_text(data::json->'batch'->'operation_ids')) AS ids
+        FROM event_log WHERE tenant_id = ${tenant.id} AND event_type = 'batch.started'`
+    }))
+    expect(batchStarted!.ids).toEqual([x, y])
   })
 
   it("a pause that waited for a lock taken only to add an entry counts that entry in actual_time", async () => {
