@@ -210,7 +210,8 @@ const listening = (server: ReturnType<typeof start>) =>
 
 describe("mes serve", () => {
   it("serves the API with the CLI-created key and stops cleanly on SIGTERM", async () => {
-    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
+    // in-flight requests would get 2 minutes: an idle server must not wait for them
+    const server = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_SHUTDOWN_TIMEOUT: "2m" })
     const url = await listening(server)
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/functions\/v1$/)
 
@@ -230,7 +231,8 @@ describe("mes serve", () => {
     server.child.kill("SIGTERM")
     const exit = await server.exited
     expect(exit.code).toBe(0)
-    expect(Date.now() - t0).toBeLessThan(5_000)
+    // far below the drain timeout and far above a loaded machine's shutdown (once 5.1 s while other suites ran)
+    expect(Date.now() - t0).toBeLessThan(30_000)
     if (serverUrl === undefined) expect(existsSync(`${dataDir}.lock`)).toBe(false)
 
     // the data directory is reusable and kept the data
