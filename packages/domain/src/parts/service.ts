@@ -79,7 +79,7 @@ export class Parts extends Context.Service<Parts, {
 
     return Parts.of({
       create: (raw) =>
-        provide(Effect.gen(function*() {
+        Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           const input = yield* decodeCreate(raw)
           const job: Reference = { table: "jobs", id: input.job_id, path: ["job_id"] }
@@ -100,7 +100,7 @@ export class Parts extends Context.Service<Parts, {
               ...missingReferenceDetails("part", raw, refs, e.missingRefs)
             ])
           ))
-        })),
+        }),
       list: listWith(partListSpec, store.list),
       get: (id) => readOwned("parts", id, (tenantId) => store.read(tenantId, id)),
       update: (id, raw) =>
