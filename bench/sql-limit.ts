@@ -9,7 +9,8 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/sql-limit.ts [rounds=5] [seconds=10]
 //
 // SQL_LIMIT_VARIANT="<SQL>" adds a side: mes's statement, 7 × 5, on a copy of its database altered by that SQL (a
-// schema change measured beside the schema as it is, e.g. "DROP INDEX jobs_id_key").
+// schema change measured beside the schema as it is, e.g. "DROP INDEX jobs_id_key"). SQL_LIMIT_SIDES="<text>" runs
+// only the sides whose label contains the text (e.g. "7 creates", to profile PostgreSQL under one of them).
 //
 // Needs the compiled `mes` (`pnpm build`), pgbench (PGBENCH, default the PostgreSQL 15 path), psql, and
 // `../shared/bench` installed (`npm ci` there; its baseline creates the baseline's schema and tenant).
@@ -140,6 +141,9 @@ try {
     ...SHAPES.map(([plans, clients]) => mesSide(plans, clients, templates[0]!)),
     ...(variant ? [mesSide(7, 5, templates[2]!, `, after ${variant}`)] : [])
   ]
+  // SQL_LIMIT_SIDES="<text>": only the sides whose label contains it (e.g. "7 creates" with a profiler attached)
+  const only = process.env.SQL_LIMIT_SIDES
+  if (only) sides.splice(0, sides.length, ...sides.filter((s) => s.label.includes(only)))
   const runs: Array<Run> = []
   for (let round = 1; round <= rounds; round++) {
     // even rounds run the sides in reverse order
