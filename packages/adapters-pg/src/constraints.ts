@@ -50,6 +50,16 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   part_images_storage_key_key: { message: "this upload is attached to a part already", field: "storage_key" },
   // raised by an operation create without sequence on a part whose operations use the largest one (migration 0029)
   operations_sequence_exhausted: { message: "the part's operations already use sequence 2147483647; give the new operation a sequence", field: "sequence" },
+  // raised when a parent change would close a loop that the write's own check could not see: another parent change
+  // of the tenant committed while it ran (migration 0035); retried, the request is answered 422 CIRCULAR_REFERENCE
+  batches_parent_cycle: {
+    message: "a concurrent write made this batch an ancestor of the new parent; nothing was written, retry it",
+    field: "parent_batch_id"
+  },
+  parts_parent_cycle: {
+    message: "a concurrent write made this part an ancestor of the new parent; nothing was written, retry it",
+    field: "parent_part_id"
+  },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }
