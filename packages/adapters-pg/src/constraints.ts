@@ -69,12 +69,20 @@ const constraintOf = (e: SqlError): string | undefined => {
   return cause?.constraint ?? cause?.cause?.constraint
 }
 
-/** Maps named unique/foreign-key violations to Conflict (409); anything else dies (500, a bug). */
+/**
+ * A transaction the database rolled back because of another one: deadlock_detected (40P01) and serialization_failure
+ * (40001), as the driver classifies them. The locking rules (ARCHITECTURE 2) are meant to leave none; should one
+ * happen, its write left nothing behind (a statement or transaction is undone whole), so it is answered as a write a
+ * concurrent writer overtook (409, retry it), not as a 500.
+ */
+const overtaken = (e: SqlError) => e.reason._tag === "DeadlockError" || e.reason._tag === "SerializationError"
+
+/** Maps named unique/foreign-key violations, and rollbacks for another writer, to Conflict (409); anything else dies (500, a bug). */
 export const mapConstraints = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | Conflict, R> =>
   effect.pipe(
     Effect.catchIf(isSqlError, (e) => {
       const name = constraintOf(e)
-      const c = name === undefined ? undefined : conflicts[name]
+      const c = name !== undefined ? conflicts[name] : overtaken(e) ? conflicts.mes_conflict : undefined
       return c === undefined ? Effect.die(e) : Effect.fail(new Conflict(c))
     })
   ) as Effect.Effect<A, Exclude<E, SqlError> | Conflict, R>

@@ -1,10 +1,11 @@
 // Store-level guarantees on the real driver (PGlite, or PostgreSQL with DATABASE_URL): migrations
 // apply once, a transaction that fails halfway leaves nothing, guarded moves have one winner.
-import { Effect, Exit } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
-import { Jobs, Parts, Sync, Tenants, Tx } from "@mes/domain"
+import { Conflict, Jobs, Parts, Sync, Tenants, Tx } from "@mes/domain"
 import { migrate, PlannerStatistics, splitStatements, testDatabaseKind } from "../src/index.ts"
+import { mapConstraints } from "../src/constraints.ts"
 import { asTenant, useDomainApp } from "./domain-app.ts"
 
 const run = useDomainApp()
@@ -23,6 +24,29 @@ describe("splitStatements", () => {
 
   it("drops empty and comment-only statements", () => {
     expect(splitStatements("-- only a comment\n;  ;\nSELECT 1;")).toEqual(["SELECT 1"])
+  })
+})
+
+describe("database errors", () => {
+  /** What mapConstraints makes of a statement that fails with `code` (and `constraint`), as the driver reports it. */
+  const mapped = (code: string, constraint?: string) =>
+    run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      mapConstraints(sql.unsafe(`DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '${code}'${constraint ? `, CONSTRAINT = '${constraint}'` : ""}; END $$`)).pipe(
+        Effect.exit,
+        Effect.map((exit) => {
+          if (Exit.isSuccess(exit)) return "succeeded"
+          const error = Cause.findErrorOption(exit.cause)
+          return error._tag === "Some" && error.value instanceof Conflict ? `409 ${error.value.message}` : Cause.hasDies(exit.cause) ? "defect" : "other"
+        })
+      )))
+
+  it("a deadlock or serialization failure is a 409 to retry (nothing was written), an unknown error a defect", async () => {
+    const retry = "409 a concurrent write changed records this request writes; nothing was written, retry it"
+    expect(await mapped("40P01")).toBe(retry)
+    expect(await mapped("40001")).toBe(retry)
+    expect(await mapped("23505", "jobs_tenant_job_number_key")).toBe("409 job_number already exists")
+    expect(await mapped("XX000")).toBe("defect")
+    expect(await mapped("23514", "no_such_constraint")).toBe("defect")
   })
 })
 
