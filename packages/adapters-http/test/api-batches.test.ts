@@ -167,6 +167,22 @@ describe("/api-batches", () => {
     expect(cancelled.status).toBe(200)
     expect(cancelled.body.data.batch).toMatchObject({ status: "cancelled", notes: "called off" })
     expect(await batchOf(c.id)).toEqual(cancelled.body.data.batch)
+    // a new parent with a status: its chain is walked in the move's statement; a loop is 422 with the fields'
+    // references, before the state, and nothing moves
+    const up = await newBatch()
+    const down = (await api.patch(`/api-batches?id=${(await newBatch()).id}`, { parent_batch_id: up.id })).body.data.batch
+    const loop = await api.patch(`/api-batches?id=${up.id}`, { status: "ready", parent_batch_id: down.id, cell_id: foreignCell })
+    expect(loop.body.error.details.map((d: any) => [d.field, d.constraint])).toEqual([["cell_id", "FK_CONSTRAINT"], ["parent_batch_id", "CIRCULAR_REFERENCE"]])
+    expectDetail(await api.patch(`/api-batches?id=${up.id}`, { status: "ready", parent_batch_id: down.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    expectDetail(await api.patch(`/api-batches?id=${up.id}`, { status: "cancelled", parent_batch_id: up.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    expect(await batchOf(up.id)).toEqual(up)
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled", parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
+    expectError(await other.patch(`/api-batches?id=${up.id}`, { status: "ready", parent_batch_id: up.id }), 403, "FORBIDDEN")
+    // without a loop, both are written
+    const nested = await api.patch(`/api-batches?id=${up.id}`, { status: "ready", parent_batch_id: (await newBatch()).id })
+    expect(nested.status).toBe(200)
+    expect(await batchOf(up.id)).toEqual(nested.body.data.batch)
+    expect(nested.body.data.batch.status).toBe("ready")
   })
 
   it("PATCH of fields: references checked in its statement (a refusal changes nothing), a parent without a cycle, 409 for a taken number", async () => {

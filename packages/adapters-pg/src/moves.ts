@@ -81,7 +81,7 @@ export interface WriteOptions {
   readonly previous?: { readonly column: string; readonly eventsWhen: string }
   /** The column whose value before the write the answer reports as `current` (default: status, where the table has one). */
   readonly current?: string
-  /** A further condition on the row before a PATCH (over `t`, and $3, the changes as jsonb): no change where it fails. */
+  /** A further condition on the row before a PATCH or move (over `t`, and $3, the changes as jsonb): no change where it fails. */
   readonly guard?: string
   /** Columns a create sets from an expression over the given row `r` (and $1, the row) rather than from its value. */
   readonly insertValues?: Readonly<Record<string, string>>
@@ -198,7 +198,7 @@ export const moveStatement = (o: WriteOptions & { readonly plan: MovePlan }) => 
       payload: { ...payloadOf(o, "m"), ...(event.move ? { previous: "m.previous" } : {}) }
     }))
   )
-  return `${head(o)}${lockThenUpdate(o, sets, "t.status", `t.status = ANY(${textArray(from)})`)}${finish(o, events)}`
+  return `${head(o)}${lockThenUpdate(o, sets, "t.status", `${o.guard === undefined ? "" : `${o.guard} AND `}t.status = ANY(${textArray(from)})`)}${finish(o, events)}`
 }
 
 /** A create's `insertValues` for columns with a default: the row's value, else the default (SQL per column). */

@@ -19,7 +19,7 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { ancestors, chainSql } from "../rows.ts"
+import { chainSql } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql, writtenWith } from "../moves.ts"
@@ -145,7 +145,8 @@ const withOperations = (row: { readonly json: string | null; readonly [more: str
 export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
-  // a PATCH naming a parent changes nothing when the batch is in the parent's chain (itself included): `cycle`
+  // a PATCH naming a parent (with or without a status) changes nothing when the batch is in the parent's chain
+  // (itself included): `cycle`
   const parent = "($3::jsonb->>'parent_batch_id')::uuid"
   const cycle = `(${parent} IS NOT NULL AND EXISTS (SELECT 1 FROM (${chainSql("batches", "parent_batch_id", "$1", parent)}) up WHERE up.id = $2))`
   const writes = recordWrites<Batch>(sql, {
@@ -231,7 +232,8 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
           ...outcome,
           operationsMoved: (row.operations_moved as ReadonlyArray<string> | null | undefined) ?? [],
           timeEntriesOpened: (row.opened as number | null | undefined) ?? 0,
-          shares: row.shares == null ? [] : JSON.parse(row.shares as string) as ReadonlyArray<TimeShare>
+          shares: row.shares == null ? [] : JSON.parse(row.shares as string) as ReadonlyArray<TimeShare>,
+          cycle: row.cycle === true
         })),
         mapConstraints
       ),
@@ -251,7 +253,6 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
         })),
         mapConstraints
       ),
-    ancestors: (tenantId, id) => ancestors(sql, "batches", "parent_batch_id", tenantId, id).pipe(Effect.orDie),
     numberTaken: (tenantId, batchNumber, exceptId) =>
       sql`SELECT 1 FROM batches WHERE tenant_id = ${tenantId} AND batch_number = ${batchNumber} AND id <> ${exceptId ?? "00000000-0000-0000-0000-000000000000"}`.pipe(
         Effect.map((rows) => rows.length > 0),

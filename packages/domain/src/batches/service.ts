@@ -10,8 +10,8 @@ import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotF
 import { actionPlan, refuseAction, rowEvents, settleMove } from "../lifecycle.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, type ValidationDetail, isNameCandidate, validationFailed } from "../validation.ts"
+import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { decodeInput, decodePatchInput, detail, failIfAny, isNameCandidate, validationFailed } from "../validation.ts"
 import { duplicates } from "../jobs/nested.ts"
 import { addOperationsFrom, type BatchAction, batchMachine } from "./lifecycle.ts"
 import { AddOperations, Batch, BatchCreate, batchListSpec, BatchPatch, BatchStart, type BatchStatus, type TimeShare } from "./schema.ts"
@@ -67,11 +67,11 @@ export class Batches extends Context.Service<Batches, {
         : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
 
     const circular = (input: unknown) => detail("batch", input, ["parent_batch_id"], "CIRCULAR_REFERENCE", "a batch cannot be its own ancestor")
-    const parentCycle = (input: unknown, id: string, parent: string | null | undefined) =>
+    /** A PATCH whose new parent's chain holds the batch (its statement wrote nothing): 422 after 404 / 403, with the references' details. */
+    const refuseCycle = (id: string, input: unknown, refs: ReadonlyArray<Reference>, outcome: { readonly owner?: string | undefined; readonly missingRefs: ReadonlyArray<number> }) =>
       Effect.gen(function*() {
-        if (parent == null) return [] as Array<ValidationDetail>
-        const tenant = yield* CurrentTenant
-        return parent === id || (yield* store.ancestors(tenant.id, parent)).includes(id) ? [circular(input)] : []
+        yield* checkOwner("batches", id, outcome.owner)
+        return yield* validationFailed("batch", [...missingReferenceDetails("batch", input, refs, outcome.missingRefs), circular(input)])
       })
 
     /**
@@ -88,6 +88,7 @@ export class Batches extends Context.Service<Batches, {
         const t = batchMachine.find((r) => r.action === action)!
         const plan = actionPlan(batchMachine, action, (r) => (r.event === undefined ? [] : rowEvents(r)), o.changes)
         const outcome = yield* store.transition(tenant.id, id, plan, { operatorId: o.operatorId, refs: checkedReferences(o.refs) })
+        if (outcome.cycle) yield* refuseCycle(id, o.input, o.refs, outcome)
         const moved = yield* settleMove({
           table: "batches",
           id,
@@ -155,20 +156,11 @@ export class Batches extends Context.Service<Batches, {
           if (status === undefined) {
             // fields: one statement, the references and a new parent's chain checked in it
             const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
-            if (outcome.cycle) {
-              // a cycle is 422 after 404 / 403, with the references' details
-              yield* checkOwner("batches", id, outcome.owner)
-              return yield* validationFailed("batch", [...missingReferenceDetails("batch", raw, refs, outcome.missingRefs), circular(raw)])
-            }
+            if (outcome.cycle) return yield* refuseCycle(id, raw, refs, outcome)
             return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
-          if (patch.parent_batch_id != null) {
-            // with a move, a new parent's chain is read first
-            yield* ensureOwned("batches", id)
-            const cycle = yield* parentCycle(raw, id, patch.parent_batch_id)
-            if (cycle.length > 0) yield* failIfAny("batch", [...(yield* checkReferences("batch", raw, refs)), ...cycle])
-          }
-          // a move with the fields: one statement, the references answered before the state
+          // a move with the fields: one statement (a new parent's chain checked in it), the references answered
+          // before the state
           const moved = yield* move(id, status === "ready" ? "ready" : "cancel", { changes, refs, input: raw, operatorId: null, refsFirst: true })
           return moved.record
         })),

@@ -18,6 +18,8 @@ export interface BatchMoved extends MoveOutcome<Batch> {
   readonly timeEntriesOpened: number
   /** Stop: how the tracked time was shared, in batch order (empty when no entry of the batch was open). */
   readonly shares: ReadonlyArray<TimeShare>
+  /** A PATCH's move refused because the batch is in its new parent's chain (nothing moved). */
+  readonly cycle: boolean
 }
 
 /** What a batch create's statement found, and the batch when it wrote it. */
@@ -69,7 +71,8 @@ export class BatchStore extends Context.Service<BatchStore, {
    * `operatorId` and writes batch.started and operation.started; stop shares the time of the batch's open entries
    * across their operations as distributeBatchTime does, ends them and the operations' other running entries,
    * completes the operations, sums their actual_time again and writes batch.completed (with the shares) and
-   * operation.completed. Both roll the parts up, with their events. Ready and cancel move the batch alone.
+   * operation.completed. Both roll the parts up, with their events. Ready and cancel move the batch alone; with a
+   * PATCH's new parent whose chain (itself included) holds the batch they move nothing (`cycle`).
    */
   readonly transition: (
     tenantId: string,
@@ -93,7 +96,5 @@ export class BatchStore extends Context.Service<BatchStore, {
       readonly dryRun: boolean
     }
   ) => Effect.Effect<BatchAddOutcome, Conflict>
-  /** The batch ids up the parent chain of `id`, nearest first. */
-  readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   readonly numberTaken: (tenantId: string, batchNumber: string, exceptId?: string) => Effect.Effect<boolean>
 }>()("mes/domain/BatchStore") {}
