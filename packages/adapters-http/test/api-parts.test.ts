@@ -185,6 +185,43 @@ describe("PATCH /api-parts", () => {
     expect(cycle.body.error.details[0].constraint).toBe("CIRCULAR_REFERENCE")
   })
 
+  it("checks a PATCH's parent in its statement: in the part's job, by id or number, no loop; then the references; a refusal changes nothing", async () => {
+    const partRow = async (id: string) => (await api.get(`/api-parts?id=${id}`)).body.data.part
+    const foreignCell = (await other.post("/api-cells", { name: "Their saw, for a PATCH" })).body.data.cell.id
+    const elsewhere = (await api.post("/api-jobs", nestedJob("PJ-PATCH-PARENT"))).body.data.parts[0].part_id
+    const a = (await newPart({ part_number: "PA-A" })).body.data.part
+    const b = (await newPart({ part_number: "PA-B", parent_part_id: a.id })).body.data.part
+    const c = (await newPart({ part_number: "PA-C", parent_part_number: "PA-B" })).body.data.part
+    const details = (res: any) => res.body.error.details.map((d: any) => [d.field, d.constraint, d.message])
+    const before = await partRow(a.id)
+    // not in the job, by number and by id (the id wins over a number), with a foreign cell after it
+    expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_number: "NO-SUCH", current_cell_id: foreignCell, notes: "x" }))).toEqual([
+      ["parent_part_number", "FK_CONSTRAINT", "part NO-SUCH is not a part of this job"],
+      ["current_cell_id", "FK_CONSTRAINT", `cell ${foreignCell} does not exist in this tenant`]
+    ])
+    expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: elsewhere, parent_part_number: "PA-B" }))).toEqual([
+      ["parent_part_id", "FK_CONSTRAINT", `part ${elsewhere} is not a part of this job`]
+    ])
+    // loops: itself, and three levels up by number
+    expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: a.id }))).toEqual([
+      ["parent_part_id", "CIRCULAR_REFERENCE", "a part cannot be its own parent"]
+    ])
+    expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_number: "PA-C", notes: "loop" }))).toEqual([
+      ["parent_part_number", "CIRCULAR_REFERENCE", "the parent is a descendant of this part"]
+    ])
+    expect(await partRow(a.id)).toEqual(before)
+    // 404 / 403 come first
+    expect((await other.patch(`/api-parts?id=${a.id}`, { parent_part_number: "NO-SUCH" })).status).toBe(403)
+    expect((await api.patch("/api-parts?id=00000000-0000-4000-8000-000000000000", { parent_part_id: a.id })).status).toBe(404)
+    // found by number, then cleared with null; the answer is what is stored
+    const moved = await api.patch(`/api-parts?id=${c.id}`, { parent_part_number: "PA-A", notes: "moved" })
+    expect(moved.status).toBe(200)
+    expect(moved.body.data.part).toMatchObject({ parent_part_id: a.id, notes: "moved" })
+    expect(await partRow(c.id)).toMatchObject(moved.body.data.part)
+    expect((await api.patch(`/api-parts?id=${b.id}`, { parent_part_id: null })).body.data.part.parent_part_id).toBe(null)
+    expect((await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: b.id })).body.data.part.parent_part_id).toBe(b.id)
+  })
+
   it("answers 403 for another tenant's part before validating the body", async () => {
     const p = (await newPart()).body.data.part
     const res = await other.patch(`/api-parts?id=${p.id}`, { quantity: 0 })

@@ -70,6 +70,8 @@ export interface WriteOptions {
   readonly extra?: ReadonlyArray<readonly [string, string]>
   /** Further events, after those of the move (e.g. a roll-up's, from a CTE of `ctes`). */
   readonly moreEvents?: ReadonlyArray<EventSource>
+  /** Columns a PATCH that names them sets from an expression over `t` (before) and `r` (the changes) rather than from `r`. */
+  readonly patchValues?: Readonly<Record<string, string>>
   /** Further SET clauses of a PATCH over `t` (before) and `r` (the changes), e.g. a stamp that follows a flag. */
   readonly patchSets?: (changes: Readonly<Record<string, unknown>>) => ReadonlyArray<string>
   /**
@@ -148,7 +150,14 @@ export const updateStatement = (
     readonly stamps?: Readonly<Record<string, Stamp>>
   }
 ) => {
-  const sets = [...changeSets(o.changes), ...(o.patchSets?.(o.changes) ?? []), ...stampSql(o.stamps ?? {}), "updated_at = now()"]
+  const values = Object.entries(o.patchValues ?? {}).filter(([col]) => o.changes[col] !== undefined)
+  const sets = [
+    ...changeSets(o.changes, new Set(values.map(([col]) => col))),
+    ...values.map(([col, expr]) => `${ident(col)} = ${expr}`),
+    ...(o.patchSets?.(o.changes) ?? []),
+    ...stampSql(o.stamps ?? {}),
+    "updated_at = now()"
+  ]
   const write = o.previous === undefined
     ? `
 , m AS (

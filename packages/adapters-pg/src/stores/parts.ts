@@ -7,7 +7,7 @@ import {
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
-import { ancestors } from "../rows.ts"
+import { ancestors, chainSql } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
 import { contains } from "./common.ts"
@@ -30,7 +30,24 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const syncStatements = statementCache()
-  const writes = recordWrites<Part>(sql, { table: "parts", columns: catalog.columns("parts"), refTables: ["cells", "materials"] })
+  // a PATCH's parent ($3's parent_part_id, else the part numbered $5), found among the parts of the part's job (`job`):
+  // asked for and not found, or with the part in its chain (itself included), nothing changes
+  const parentIn = (job: string) => `(SELECT p.id FROM parts p WHERE p.tenant_id = $1 AND p.job_id = ${job}
+    AND CASE WHEN $5::text IS NOT NULL THEN p.part_number = $5::text ELSE p.id = ($3::jsonb->>'parent_part_id')::uuid END)`
+  const asked = "($5::text IS NOT NULL OR $3::jsonb->>'parent_part_id' IS NOT NULL)"
+  const loops = (parent: string) => `EXISTS (SELECT 1 FROM (${chainSql("parts", "parent_part_id", "$1", parent)}) up WHERE up.id = $2)`
+  const jobOfPart = "(SELECT me.job_id FROM parts me WHERE me.tenant_id = $1 AND me.id = $2)"
+  const writes = recordWrites<Part>(sql, {
+    table: "parts",
+    columns: catalog.columns("parts"),
+    refTables: ["cells", "materials"],
+    patchValues: { parent_part_id: parentIn("t.job_id") },
+    guard: `NOT (${asked} AND (${parentIn("t.job_id")} IS NULL OR ${loops(parentIn("t.job_id"))}))`,
+    select: [
+      ["no_parent", `${asked} AND ${parentIn(jobOfPart)} IS NULL`],
+      ["cycle", `${asked} AND ${loops(parentIn(jobOfPart))}`]
+    ]
+  })
   // a create: the job checked with the cell and material; the parent ($1's parent_part_id, else the part numbered
   // $4) a part of the job; material the name of material_id, or taken from it; the defaults, and the month's usage
   // row (no counter row)
@@ -105,8 +122,11 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       }).pipe(Effect.orDie),
     get,
     read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id, withQuantities("parts")),
-    patch: (tenantId, id, changes, refs) =>
-      writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs).pipe(mapConstraints),
+    patch: (tenantId, id, changes, refs, parentNumber) =>
+      writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs, {}, [parentNumber ?? null]).pipe(
+        Effect.map(({ row, ...outcome }) => ({ ...outcome, noParent: row.no_parent === true, cycle: row.cycle === true })),
+        mapConstraints
+      ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     idsByNumber: (tenantId, jobId, numbers) =>
       sql<{ id: string; part_number: string }>`

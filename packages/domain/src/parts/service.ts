@@ -6,11 +6,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
-import { findOwned, readOwned, settlePatch, settleRemove } from "../crud.ts"
+import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
-import { checkedReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
+import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
 import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
 import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
@@ -20,6 +20,8 @@ type Services = CurrentTenant
 /** The 422 detail of a parent (by `field`, named `value`) that is no part of the job. */
 const notInJob = (input: unknown, field: string, value: unknown) =>
   detail("part", input, [field], "FK_CONSTRAINT", `part ${value} is not a part of this job`)
+
+const selfParent = (input: unknown, field: string) => detail("part", input, [field], "CIRCULAR_REFERENCE", "a part cannot be its own parent")
 
 /** Parent rules (spec 2.2): in the same job, not the part itself, no cycle. Returns the parent id to store. */
 export const resolveParent = (
@@ -46,7 +48,7 @@ export const resolveParent = (
       }
     }
     if (parent != null && parent === selfId) {
-      details.push(detail("part", input, [field], "CIRCULAR_REFERENCE", "a part cannot be its own parent"))
+      details.push(selfParent(input, field))
     } else if (parent != null && (yield* store.ancestors(tenant.id, parent)).includes(selfId)) {
       details.push(detail("part", input, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part"))
     }
@@ -113,16 +115,26 @@ export class Parts extends Context.Service<Parts, {
           yield* failIfAny("part", materials.details)
           const input = materials.records[0]!
           const { parent_part_number, parent_part_id, ...fields } = input
-          const changes: Record<string, unknown> = { ...fields }
-          if (parent_part_number !== undefined || parent_part_id !== undefined) {
-            // the parent rules (same job, no loop) read the part's job and the chain first
-            const current = yield* findOwned("parts", "part", id, (tenantId) => store.get(tenantId, id))
-            const resolved = yield* resolveParent(raw, current.job_id, id, { parent_part_id, parent_part_number })
-            yield* failIfAny("part", resolved.details)
-            changes.parent_part_id = resolved.parent ?? null
-          }
+          // the parent rules (same job, no loop) in the statement: by number when no id is given, else by id (null clears)
+          const parentNumber = parent_part_id == null ? parent_part_number ?? undefined : undefined
+          const changes: Record<string, unknown> = parent_part_number !== undefined || parent_part_id !== undefined
+            ? { ...fields, parent_part_id: parent_part_id ?? null }
+            : fields
           const refs = cellRef(input)
-          const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs))
+          const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs), parentNumber)
+          if (outcome.noParent || outcome.cycle) {
+            // 422 after 404 / 403: the parent's detail, then the references'
+            yield* checkOwner("parts", id, outcome.owner)
+            const field = parentNumber === undefined ? "parent_part_id" : "parent_part_number"
+            return yield* validationFailed("part", [
+              outcome.noParent
+                ? notInJob(raw, field, parentNumber ?? parent_part_id)
+                : parent_part_id === id
+                ? selfParent(raw, field)
+                : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part"),
+              ...missingReferenceDetails("part", raw, refs, outcome.missingRefs)
+            ])
+          }
           return yield* settlePatch({ table: "parts", id, root: "part", input: raw, refs }, outcome)
         })),
       remove: (id) =>

@@ -2,11 +2,11 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type { SyncAction } from "../ports.ts"
 import type * as Effect from "effect/Effect"
-import type { Conflict } from "../errors.ts"
+import type { Conflict, ValidationFailed } from "../errors.ts"
 import type { CheckedReference, NewRow } from "../jobs/store.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { Part, partListSpec } from "./schema.ts"
-import type { CreatePlan, Owned, PatchStatement, RemoveOutcome } from "../crud.ts"
+import type { CreatePlan, Owned, PatchOutcome, RemoveOutcome } from "../crud.ts"
 
 export type PartListQuery = ListQuery<typeof partListSpec["filters"], typeof partListSpec["sort"][number]>
 
@@ -44,8 +44,18 @@ export class PartStore extends Context.Service<PartStore, {
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
   readonly get: (tenantId: string, id: string) => Effect.Effect<Part | undefined>
-  /** PATCH as one statement: owner, reference checks, the update and part.updated. */
-  readonly patch: PatchStatement<Part>
+  /**
+   * PATCH as one statement: owner, reference checks, the update and part.updated. A parent (`changes.parent_part_id`,
+   * or the part numbered `parentNumber`, which then sets it) must be a part of the part's job (`noParent`) whose
+   * chain, itself included, does not hold the part (`cycle`); otherwise nothing changes.
+   */
+  readonly patch: (
+    tenantId: string,
+    id: string,
+    changes: Readonly<Record<string, unknown>>,
+    refs: ReadonlyArray<CheckedReference>,
+    parentNumber?: string
+  ) => Effect.Effect<PatchOutcome<Part> & { readonly noParent: boolean; readonly cycle: boolean }, Conflict | ValidationFailed>
   /** Hard delete; the part's operations go with it (spec 4.2). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** Part ids by part_number within a job. */
