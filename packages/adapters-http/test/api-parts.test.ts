@@ -185,7 +185,7 @@ describe("PATCH /api-parts", () => {
     expect(cycle.body.error.details[0].constraint).toBe("CIRCULAR_REFERENCE")
   })
 
-  it("checks a PATCH's parent in its statement: in the part's job, by id or number, no loop; then the references; a refusal changes nothing", async () => {
+  it("checks a PATCH's parent and material_id in its statement: the parent's, the material's, then the references' details; a refusal changes nothing", async () => {
     const partRow = async (id: string) => (await api.get(`/api-parts?id=${id}`)).body.data.part
     const foreignCell = (await other.post("/api-cells", { name: "Their saw, for a PATCH" })).body.data.cell.id
     const elsewhere = (await api.post("/api-jobs", nestedJob("PJ-PATCH-PARENT"))).body.data.parts[0].part_id
@@ -220,6 +220,22 @@ describe("PATCH /api-parts", () => {
     expect(await partRow(c.id)).toMatchObject(moved.body.data.part)
     expect((await api.patch(`/api-parts?id=${b.id}`, { parent_part_id: null })).body.data.part.parent_part_id).toBe(null)
     expect((await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: b.id })).body.data.part.parent_part_id).toBe(b.id)
+    // material_id: its name where material is left out or null, else material must be that name
+    const steel = (await api.post("/api-materials", { name: "PA-STEEL" })).body.data.material.id
+    const beforeMaterial = await partRow(c.id)
+    expect(details(await api.patch(`/api-parts?id=${c.id}`, { parent_part_number: "NO-SUCH", material_id: steel, material: "Brass", current_cell_id: foreignCell }))).toEqual([
+      ["parent_part_number", "FK_CONSTRAINT", "part NO-SUCH is not a part of this job"],
+      ["material", "FK_CONSTRAINT", `material must be 'PA-STEEL', the name of material_id ${steel}`],
+      ["current_cell_id", "FK_CONSTRAINT", `cell ${foreignCell} does not exist in this tenant`]
+    ])
+    expect(details(await api.patch(`/api-parts?id=${c.id}`, { material_id: steel, material: "Brass" }))).toEqual([
+      ["material", "FK_CONSTRAINT", `material must be 'PA-STEEL', the name of material_id ${steel}`]
+    ])
+    expect(await partRow(c.id)).toEqual(beforeMaterial)
+    expect((await api.patch(`/api-parts?id=${c.id}`, { material_id: steel })).body.data.part).toMatchObject({ material_id: steel, material: "PA-STEEL" })
+    await api.patch(`/api-parts?id=${c.id}`, { material: "Loose", material_id: null })
+    expect((await api.patch(`/api-parts?id=${c.id}`, { material_id: steel, material: null })).body.data.part).toMatchObject({ material_id: steel, material: "PA-STEEL" })
+    expect((await api.patch(`/api-parts?id=${c.id}`, { material_id: steel, material: "PA-STEEL", notes: "agreed" })).body.data.part).toMatchObject({ notes: "agreed" })
   })
 
   it("answers 403 for another tenant's part before validating the body", async () => {

@@ -37,15 +37,20 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const asked = "($5::text IS NOT NULL OR $3::jsonb->>'parent_part_id' IS NOT NULL)"
   const loops = (parent: string) => `EXISTS (SELECT 1 FROM (${chainSql("parts", "parent_part_id", "$1", parent)}) up WHERE up.id = $2)`
   const jobOfPart = "(SELECT me.job_id FROM parts me WHERE me.tenant_id = $1 AND me.id = $2)"
+  // and its material_id's name: `material` when the PATCH gives none (null), else it must be that name
+  const materialName = "(SELECT mt.name FROM materials mt WHERE mt.tenant_id = $1 AND mt.id = ($3::jsonb->>'material_id')::uuid)"
+  const materialDiffers = `coalesce($3::jsonb->>'material' <> ${materialName}, false)`
   const writes = recordWrites<Part>(sql, {
     table: "parts",
     columns: catalog.columns("parts"),
     refTables: ["cells", "materials"],
-    patchValues: { parent_part_id: parentIn("t.job_id") },
-    guard: `NOT (${asked} AND (${parentIn("t.job_id")} IS NULL OR ${loops(parentIn("t.job_id"))}))`,
+    patchValues: { parent_part_id: parentIn("t.job_id"), material: `coalesce(r.material, ${materialName})` },
+    guard: `NOT (${asked} AND (${parentIn("t.job_id")} IS NULL OR ${loops(parentIn("t.job_id"))})) AND NOT ${materialDiffers}`,
     select: [
       ["no_parent", `${asked} AND ${parentIn(jobOfPart)} IS NULL`],
-      ["cycle", `${asked} AND ${loops(parentIn(jobOfPart))}`]
+      ["cycle", `${asked} AND ${loops(parentIn(jobOfPart))}`],
+      ["material_name", materialName],
+      ["material_differs", materialDiffers]
     ]
   })
   // a create: the job checked with the cell and material; the parent ($1's parent_part_id, else the part numbered
@@ -124,7 +129,13 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id, withQuantities("parts")),
     patch: (tenantId, id, changes, refs, parentNumber) =>
       writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs, {}, [parentNumber ?? null]).pipe(
-        Effect.map(({ row, ...outcome }) => ({ ...outcome, noParent: row.no_parent === true, cycle: row.cycle === true })),
+        Effect.map(({ row, ...outcome }) => ({
+          ...outcome,
+          noParent: row.no_parent === true,
+          cycle: row.cycle === true,
+          materialDiffers: row.material_differs === true,
+          materialName: (row.material_name ?? null) as string | null
+        })),
         mapConstraints
       ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),

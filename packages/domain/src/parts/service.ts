@@ -1,5 +1,5 @@
 // Parts: standalone create, list, read, update, delete (spec 4.2).
-import { materialDisagrees, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
+import { materialDisagrees, materialRef } from "../materials/service.ts"
 import { eventPlan } from "../events.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -11,7 +11,7 @@ import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, failIfAny, validationFailed, type ValidationDetail } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, validationFailed, type ValidationDetail } from "../validation.ts"
 import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
 
@@ -67,7 +67,6 @@ export class Parts extends Context.Service<Parts, {
 }>()("mes/domain/Parts") {
   static readonly layer = Layer.effect(Parts, Effect.gen(function*() {
     const store = yield* PartStore
-    const materialStore = yield* MaterialStore
     const references = yield* References
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
@@ -109,29 +108,28 @@ export class Parts extends Context.Service<Parts, {
         provide(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
           // spec 7.4: 403 / 404 before 422
-          const decoded = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("parts", id)))
-          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decoded, path: [] }])
-          if (materials.details.length > 0) yield* ensureOwned("parts", id)
-          yield* failIfAny("part", materials.details)
-          const input = materials.records[0]!
+          const input = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("parts", id)))
           const { parent_part_number, parent_part_id, ...fields } = input
-          // the parent rules (same job, no loop) in the statement: by number when no id is given, else by id (null clears)
+          // the parent rules (same job, no loop) in the statement: by number when no id is given, else by id (null
+          // clears); and material_id's name, which a material left out (null) takes
           const parentNumber = parent_part_id == null ? parent_part_number ?? undefined : undefined
-          const changes: Record<string, unknown> = parent_part_number !== undefined || parent_part_id !== undefined
-            ? { ...fields, parent_part_id: parent_part_id ?? null }
-            : fields
+          const changes: Record<string, unknown> = {
+            ...fields,
+            ...(parent_part_number !== undefined || parent_part_id !== undefined ? { parent_part_id: parent_part_id ?? null } : {}),
+            ...(fields.material_id != null && fields.material === undefined ? { material: null } : {})
+          }
           const refs = cellRef(input)
           const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs), parentNumber)
-          if (outcome.noParent || outcome.cycle) {
-            // 422 after 404 / 403: the parent's detail, then the references'
+          if (outcome.noParent || outcome.cycle || outcome.materialDiffers) {
+            // 422 after 404 / 403: the parent's detail, the material's, then the references' (as a create's)
             yield* checkOwner("parts", id, outcome.owner)
             const field = parentNumber === undefined ? "parent_part_id" : "parent_part_number"
             return yield* validationFailed("part", [
-              outcome.noParent
-                ? notInJob(raw, field, parentNumber ?? parent_part_id)
-                : parent_part_id === id
-                ? selfParent(raw, field)
-                : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part"),
+              ...(outcome.noParent ? [notInJob(raw, field, parentNumber ?? parent_part_id)] : []),
+              ...(outcome.cycle
+                ? [parent_part_id === id ? selfParent(raw, field) : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part")]
+                : []),
+              ...(outcome.materialDiffers ? [materialDisagrees("part", raw, [], outcome.materialName!, input)] : []),
               ...missingReferenceDetails("part", raw, refs, outcome.missingRefs)
             ])
           }

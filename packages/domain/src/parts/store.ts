@@ -47,7 +47,9 @@ export class PartStore extends Context.Service<PartStore, {
   /**
    * PATCH as one statement: owner, reference checks, the update and part.updated. A parent (`changes.parent_part_id`,
    * or the part numbered `parentNumber`, which then sets it) must be a part of the part's job (`noParent`) whose
-   * chain, itself included, does not hold the part (`cycle`); otherwise nothing changes.
+   * chain, itself included, does not hold the part (`cycle`); a `material` given with `material_id` must be its
+   * entry's name (`materialDiffers`), and a `material` given as null with it becomes that name (`materialName`);
+   * otherwise nothing changes.
    */
   readonly patch: (
     tenantId: string,
@@ -55,7 +57,10 @@ export class PartStore extends Context.Service<PartStore, {
     changes: Readonly<Record<string, unknown>>,
     refs: ReadonlyArray<CheckedReference>,
     parentNumber?: string
-  ) => Effect.Effect<PatchOutcome<Part> & { readonly noParent: boolean; readonly cycle: boolean }, Conflict | ValidationFailed>
+  ) => Effect.Effect<
+    PatchOutcome<Part> & { readonly noParent: boolean; readonly cycle: boolean; readonly materialDiffers: boolean; readonly materialName: string | null },
+    Conflict | ValidationFailed
+  >
   /** Hard delete; the part's operations go with it (spec 4.2). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
   /** Part ids by part_number within a job. */
