@@ -206,6 +206,9 @@ describe("PATCH /api-parts", () => {
     expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_id: a.id }))).toEqual([
       ["parent_part_id", "CIRCULAR_REFERENCE", "a part cannot be its own parent"]
     ])
+    expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_number: "PA-A" }))).toEqual([
+      ["parent_part_number", "CIRCULAR_REFERENCE", "a part cannot be its own parent"]
+    ])
     expect(details(await api.patch(`/api-parts?id=${a.id}`, { parent_part_number: "PA-C", notes: "loop" }))).toEqual([
       ["parent_part_number", "CIRCULAR_REFERENCE", "the parent is a descendant of this part"]
     ])

@@ -47,6 +47,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     patchValues: { parent_part_id: parentIn("t.job_id"), material: `coalesce(r.material, ${materialName})` },
     guard: `NOT (${asked} AND (${parentIn("t.job_id")} IS NULL OR ${loops(parentIn("t.job_id"))})) AND NOT ${materialDiffers}`,
     select: [
+      ["parent_id", parentIn(jobOfPart)],
       ["no_parent", `${asked} AND ${parentIn(jobOfPart)} IS NULL`],
       ["cycle", `${asked} AND ${loops(parentIn(jobOfPart))}`],
       ["material_name", materialName],
@@ -133,6 +134,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
           ...outcome,
           noParent: row.no_parent === true,
           cycle: row.cycle === true,
+          parentId: (row.parent_id ?? null) as string | null,
           materialDiffers: row.material_differs === true,
           materialName: (row.material_name ?? null) as string | null
         })),

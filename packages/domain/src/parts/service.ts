@@ -127,7 +127,7 @@ export class Parts extends Context.Service<Parts, {
             return yield* validationFailed("part", [
               ...(outcome.noParent ? [notInJob(raw, field, parentNumber ?? parent_part_id)] : []),
               ...(outcome.cycle
-                ? [parent_part_id === id ? selfParent(raw, field) : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part")]
+                ? [outcome.parentId === id ? selfParent(raw, field) : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part")]
                 : []),
               ...(outcome.materialDiffers ? [materialDisagrees("part", raw, [], outcome.materialName!, input)] : []),
               ...missingReferenceDetails("part", raw, refs, outcome.missingRefs)

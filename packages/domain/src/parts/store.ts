@@ -47,7 +47,7 @@ export class PartStore extends Context.Service<PartStore, {
   /**
    * PATCH as one statement: owner, reference checks, the update and part.updated. A parent (`changes.parent_part_id`,
    * or the part numbered `parentNumber`, which then sets it) must be a part of the part's job (`noParent`) whose
-   * chain, itself included, does not hold the part (`cycle`); a `material` given with `material_id` must be its
+   * chain, itself included, does not hold the part (`cycle`; `parentId` the parent found); a `material` given with `material_id` must be its
    * entry's name (`materialDiffers`), and a `material` given as null with it becomes that name (`materialName`);
    * otherwise nothing changes.
    */
@@ -58,7 +58,13 @@ export class PartStore extends Context.Service<PartStore, {
     refs: ReadonlyArray<CheckedReference>,
     parentNumber?: string
   ) => Effect.Effect<
-    PatchOutcome<Part> & { readonly noParent: boolean; readonly cycle: boolean; readonly materialDiffers: boolean; readonly materialName: string | null },
+    PatchOutcome<Part> & {
+      readonly noParent: boolean
+      readonly cycle: boolean
+      readonly parentId: string | null
+      readonly materialDiffers: boolean
+      readonly materialName: string | null
+    },
     Conflict | ValidationFailed
   >
   /** Hard delete; the part's operations go with it (spec 4.2). */
