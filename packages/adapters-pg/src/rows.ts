@@ -51,6 +51,10 @@ export const chainSql = (table: string, parentColumn: string, tenant: string, id
        WHERE c.depth < 1000
      ) SELECT chain.id, chain.depth FROM chain`
 
+/** Whether the chain up from `from` (itself included) holds `id`, all SQL expressions: a new parent `from` would close a loop. */
+export const chainHolds = (table: string, parentColumn: string, tenant: string, from: string, id: string) =>
+  `EXISTS (SELECT 1 FROM (${chainSql(table, parentColumn, tenant, from)}) up WHERE up.id = ${id})`
+
 /** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */
 export const ancestors = (sql: SqlClient, table: string, parentColumn: string, tenantId: string, id: string): Effect.Effect<Array<string>, SqlError> =>
   sql.unsafe<{ id: string }>(`${chainSql(table, parentColumn, "$1", "$2")} ORDER BY chain.depth`, [tenantId, id]).pipe(

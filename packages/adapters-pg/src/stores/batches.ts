@@ -19,7 +19,7 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { rollUp } from "../rollup.ts"
 import { mapConstraints } from "../constraints.ts"
-import { chainSql } from "../rows.ts"
+import { chainHolds } from "../rows.ts"
 import { contains, uuidArray } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { insertDefaults, type MoveAdditions, recordWrites, stampExprs, stampSql, writtenWith } from "../moves.ts"
@@ -148,7 +148,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   // a PATCH naming a parent (with or without a status) changes nothing when the batch is in the parent's chain
   // (itself included): `cycle`
   const parent = "($3::jsonb->>'parent_batch_id')::uuid"
-  const cycle = `(${parent} IS NOT NULL AND EXISTS (SELECT 1 FROM (${chainSql("batches", "parent_batch_id", "$1", parent)}) up WHERE up.id = $2))`
+  const cycle = `(${parent} IS NOT NULL AND ${chainHolds("batches", "parent_batch_id", "$1", parent, "$2")})`
   const writes = recordWrites<Batch>(sql, {
     table: "batches",
     columns: catalog.columns("batches"),

@@ -7,7 +7,7 @@ import {
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
-import { ancestors, chainSql } from "../rows.ts"
+import { ancestors, chainHolds } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
 import { contains } from "./common.ts"
@@ -30,28 +30,35 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const syncStatements = statementCache()
-  // a PATCH's parent ($3's parent_part_id, else the part numbered $5), found among the parts of the part's job (`job`):
-  // asked for and not found, or with the part in its chain (itself included), nothing changes
-  const parentIn = (job: string) => `(SELECT p.id FROM parts p WHERE p.tenant_id = $1 AND p.job_id = ${job}
-    AND CASE WHEN $5::text IS NOT NULL THEN p.part_number = $5::text ELSE p.id = ($3::jsonb->>'parent_part_id')::uuid END)`
+  // The parent and material rules of a create and a PATCH, over SQL expressions: the part of the job `job` with the
+  // id `id` when one is given, else with the number `number`; the name of the tenant's material `id`; a `material`
+  // given that is not that name.
+  const parentIn = (tenant: string, job: string, id: string, number: string) => `SELECT p.id FROM parts p
+    WHERE p.tenant_id = ${tenant} AND p.job_id = ${job} AND CASE WHEN ${id} IS NOT NULL THEN p.id = ${id}::uuid ELSE p.part_number = ${number} END`
+  const materialNamed = (tenant: string, id: string) => `SELECT mt.name FROM materials mt WHERE mt.tenant_id = ${tenant} AND mt.id = ${id}::uuid`
+  const materialDiffers = (given: string, name: string) => `coalesce(${given} <> ${name}, false)`
+
+  // a PATCH's parent ($3's parent_part_id, else the part numbered $5) among the parts of the part's job (`job`):
+  // asked for and not found, or with the part in its chain (itself included), nothing changes; and its
+  // material_id's name: `material` when the PATCH gives none (null), else it must be that name
+  const patchParent = (job: string) => `(${parentIn("$1", job, "($3::jsonb->>'parent_part_id')", "$5::text")})`
   const asked = "($5::text IS NOT NULL OR $3::jsonb->>'parent_part_id' IS NOT NULL)"
-  const loops = (parent: string) => `EXISTS (SELECT 1 FROM (${chainSql("parts", "parent_part_id", "$1", parent)}) up WHERE up.id = $2)`
+  const loops = (parent: string) => chainHolds("parts", "parent_part_id", "$1", parent, "$2")
   const jobOfPart = "(SELECT me.job_id FROM parts me WHERE me.tenant_id = $1 AND me.id = $2)"
-  // and its material_id's name: `material` when the PATCH gives none (null), else it must be that name
-  const materialName = "(SELECT mt.name FROM materials mt WHERE mt.tenant_id = $1 AND mt.id = ($3::jsonb->>'material_id')::uuid)"
-  const materialDiffers = `coalesce($3::jsonb->>'material' <> ${materialName}, false)`
+  const patchMaterial = `(${materialNamed("$1", "($3::jsonb->>'material_id')")})`
+  const patchMaterialDiffers = materialDiffers("$3::jsonb->>'material'", patchMaterial)
   const writes = recordWrites<Part>(sql, {
     table: "parts",
     columns: catalog.columns("parts"),
     refTables: ["cells", "materials"],
-    patchValues: { parent_part_id: parentIn("t.job_id"), material: `coalesce(r.material, ${materialName})` },
-    guard: `NOT (${asked} AND (${parentIn("t.job_id")} IS NULL OR ${loops(parentIn("t.job_id"))})) AND NOT ${materialDiffers}`,
+    patchValues: { parent_part_id: patchParent("t.job_id"), material: `coalesce(r.material, ${patchMaterial})` },
+    guard: `NOT (${asked} AND (${patchParent("t.job_id")} IS NULL OR ${loops(patchParent("t.job_id"))})) AND NOT ${patchMaterialDiffers}`,
     select: [
-      ["parent_id", parentIn(jobOfPart)],
-      ["no_parent", `${asked} AND ${parentIn(jobOfPart)} IS NULL`],
-      ["cycle", `${asked} AND ${loops(parentIn(jobOfPart))}`],
-      ["material_name", materialName],
-      ["material_differs", materialDiffers]
+      ["parent_id", `CASE WHEN ${asked} THEN ${patchParent(jobOfPart)} END`],
+      ["no_parent", `${asked} AND ${patchParent(jobOfPart)} IS NULL`],
+      ["cycle", `${asked} AND ${loops(patchParent(jobOfPart))}`],
+      ["material_name", patchMaterial],
+      ["material_differs", patchMaterialDiffers]
     ]
   })
   // a create: the job checked with the cell and material; the parent ($1's parent_part_id, else the part numbered
@@ -64,11 +71,10 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     refTables: ["jobs", "cells", "materials"],
     createChecks: {
       ctes: [
-        ["par", `SELECT p.id FROM parts p WHERE p.tenant_id = $3::uuid AND p.job_id = ${given("job_id")}::uuid
-          AND CASE WHEN ${given("parent_part_id")} IS NOT NULL THEN p.id = ${given("parent_part_id")}::uuid ELSE p.part_number = $4::text END`],
-        ["mat", `SELECT mt.name FROM materials mt WHERE mt.tenant_id = $3::uuid AND mt.id = ${given("material_id")}::uuid`],
+        ["par", parentIn("$3::uuid", `${given("job_id")}::uuid`, given("parent_part_id"), "$4::text")],
+        ["mat", materialNamed("$3::uuid", given("material_id"))],
         ["pc", `SELECT (${given("parent_part_id")} IS NOT NULL OR $4::text IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM par) AS no_parent,
-          (SELECT mat.name FROM mat) AS material_name, coalesce(${given("material")} <> (SELECT mat.name FROM mat), false) AS material_differs`]
+          (SELECT mat.name FROM mat) AS material_name, ${materialDiffers(given("material"), "(SELECT mat.name FROM mat)")} AS material_differs`]
       ],
       insertWhen: "NOT (SELECT pc.no_parent OR pc.material_differs FROM pc)"
     },

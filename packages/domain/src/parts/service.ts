@@ -21,7 +21,9 @@ type Services = CurrentTenant
 const notInJob = (input: unknown, field: string, value: unknown) =>
   detail("part", input, [field], "FK_CONSTRAINT", `part ${value} is not a part of this job`)
 
-const selfParent = (input: unknown, field: string) => detail("part", input, [field], "CIRCULAR_REFERENCE", "a part cannot be its own parent")
+/** The 422 detail of a parent (by `field`) that would close a loop: the part itself, or one of its descendants. */
+const loopDetail = (input: unknown, field: string, self: boolean) =>
+  detail("part", input, [field], "CIRCULAR_REFERENCE", self ? "a part cannot be its own parent" : "the parent is a descendant of this part")
 
 /** Parent rules (spec 2.2): in the same job, not the part itself, no cycle. Returns the parent id to store. */
 export const resolveParent = (
@@ -47,10 +49,8 @@ export const resolveParent = (
         parent = undefined
       }
     }
-    if (parent != null && parent === selfId) {
-      details.push(selfParent(input, field))
-    } else if (parent != null && (yield* store.ancestors(tenant.id, parent)).includes(selfId)) {
-      details.push(detail("part", input, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part"))
+    if (parent != null && (parent === selfId || (yield* store.ancestors(tenant.id, parent)).includes(selfId))) {
+      details.push(loopDetail(input, field, parent === selfId))
     }
     return { parent, details }
   })
@@ -126,9 +126,7 @@ export class Parts extends Context.Service<Parts, {
             const field = parentNumber === undefined ? "parent_part_id" : "parent_part_number"
             return yield* validationFailed("part", [
               ...(outcome.noParent ? [notInJob(raw, field, parentNumber ?? parent_part_id)] : []),
-              ...(outcome.cycle
-                ? [outcome.parentId === id ? selfParent(raw, field) : detail("part", raw, [field], "CIRCULAR_REFERENCE", "the parent is a descendant of this part")]
-                : []),
+              ...(outcome.cycle ? [loopDetail(raw, field, outcome.parentId === id)] : []),
               ...(outcome.materialDiffers ? [materialDisagrees("part", raw, [], outcome.materialName!, input)] : []),
               ...missingReferenceDetails("part", raw, refs, outcome.missingRefs)
             ])
