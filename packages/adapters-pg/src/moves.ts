@@ -85,6 +85,11 @@ export interface WriteOptions {
   readonly current?: string
   /** A further condition on the row before a PATCH or move (over `t`, and $3, the changes as jsonb): no change where it fails. */
   readonly guard?: string
+  /**
+   * What a PATCH or move reads before it writes, once: CTEs after `bad` (over $1 the tenant, $2 the id, $3 the changes
+   * and the store's parameters from $5), which `guard`, `patchValues` and `select` may read.
+   */
+  readonly checks?: ReadonlyArray<readonly [string, string]>
   /** Columns a create sets from an expression over the given row `r` (and $1, the row) rather than from its value. */
   readonly insertValues?: Readonly<Record<string, string>>
   /**
@@ -116,7 +121,8 @@ WITH ow AS (SELECT t.tenant_id, ${
   o.current !== undefined ? `t.${ident(o.current)}::text AS status` : o.columns.some((c) => c.name === "status") ? "t.status" : "NULL::text AS status"
 }
             FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")})
-    , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [])})`
+    , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [])})
+${moreCtes(o.checks)}`
 
 /**
  * The row of the tenant locked first (`prev`), then updated with `sets` (`m`, whose `previous` is the expression

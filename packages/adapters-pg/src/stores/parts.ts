@@ -38,28 +38,25 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const materialNamed = (tenant: string, id: string) => `SELECT mt.name FROM materials mt WHERE mt.tenant_id = ${tenant} AND mt.id = ${id}::uuid`
   const materialDiffers = (given: string, name: string) => `coalesce(${given} <> ${name}, false)`
 
-  // a PATCH's parent ($3's parent_part_id, else the part numbered $5) among the parts of the part's job (`job`):
-  // asked for and not found, or with the part in its chain (itself included), nothing changes; and its
+  // a PATCH's parent ($3's parent_part_id, else the part numbered $5) among the parts of the part's job, found once
+  // (pp): asked for and not found, or with the part in its chain (itself included), nothing changes; and its
   // material_id's name: `material` when the PATCH gives none (null), else it must be that name
-  const patchParent = (job: string) => `(${parentIn("$1", job, "($3::jsonb->>'parent_part_id')", "$5::text")})`
   const asked = "($5::text IS NOT NULL OR $3::jsonb->>'parent_part_id' IS NOT NULL)"
-  const loops = (parent: string) => chainHolds("parts", "parent_part_id", "$1", parent, "$2")
   const jobOfPart = "(SELECT me.job_id FROM parts me WHERE me.tenant_id = $1 AND me.id = $2)"
-  const patchMaterial = `(${materialNamed("$1", "($3::jsonb->>'material_id')")})`
-  const patchMaterialDiffers = materialDiffers("$3::jsonb->>'material'", patchMaterial)
+  const patchMaterial = materialNamed("$1", "($3::jsonb->>'material_id')")
   const writes = recordWrites<Part>(sql, {
     table: "parts",
     columns: catalog.columns("parts"),
     refTables: ["cells", "materials"],
-    patchValues: { parent_part_id: patchParent("t.job_id"), material: `coalesce(r.material, ${patchMaterial})` },
-    guard: `NOT (${asked} AND (${patchParent("t.job_id")} IS NULL OR ${loops(patchParent("t.job_id"))})) AND NOT ${patchMaterialDiffers}`,
-    select: [
-      ["parent_id", `CASE WHEN ${asked} THEN ${patchParent(jobOfPart)} END`],
-      ["no_parent", `${asked} AND ${patchParent(jobOfPart)} IS NULL`],
-      ["cycle", `${asked} AND ${loops(patchParent(jobOfPart))}`],
-      ["material_name", patchMaterial],
-      ["material_differs", patchMaterialDiffers]
-    ]
+    checks: [
+      ["pp", `${parentIn("$1", jobOfPart, "($3::jsonb->>'parent_part_id')", "$5::text")} AND ${asked}`],
+      ["pc", `SELECT ${asked} AND NOT EXISTS (SELECT 1 FROM pp) AS no_parent, (SELECT pp.id FROM pp) AS parent_id,
+        coalesce((SELECT ${chainHolds("parts", "parent_part_id", "$1", "pp.id", "$2")} FROM pp), false) AS cycle,
+        (${patchMaterial}) AS material_name, ${materialDiffers("$3::jsonb->>'material'", `(${patchMaterial})`)} AS material_differs`]
+    ],
+    patchValues: { parent_part_id: "(SELECT pc.parent_id FROM pc)", material: "coalesce(r.material, (SELECT pc.material_name FROM pc))" },
+    guard: "NOT (SELECT pc.no_parent OR pc.cycle OR pc.material_differs FROM pc)",
+    select: (["parent_id", "no_parent", "cycle", "material_name", "material_differs"] as const).map((c) => [c, `(SELECT pc.${c} FROM pc)`] as const)
   })
   // a create: the job checked with the cell and material; the parent ($1's parent_part_id, else the part numbered
   // $4) a part of the job; material the name of material_id, or taken from it; the defaults, and the month's usage
