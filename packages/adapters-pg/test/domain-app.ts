@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll } from "vitest"
 import { CurrentTenant, DomainLive, UrlGuard } from "@mes/domain"
 import { StoresPg, testDatabase } from "../src/index.ts"
@@ -29,3 +30,35 @@ export const useDomainApp = (pool: Parameters<typeof testDatabase>[0] = {}): Run
 
 export const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
   Effect.provideService(effect, CurrentTenant, { id: tenantId, plan: "free", via: "api_key" })
+
+/**
+ * A transaction of its own, on a connection of its own, that `first` opens and that stays open until `commit()`:
+ * `written` once `first` ran; then `last` runs in it and it commits (`done`). A request started in between that needs
+ * what `first` locked waits for it (see `someoneWaits`).
+ */
+export const held = (run: Run, first: Effect.Effect<unknown, unknown, SqlClient>, last: Effect.Effect<unknown, unknown, SqlClient> = Effect.void) => {
+  let commit!: () => void
+  let wrote!: () => void
+  const released = new Promise<void>((resolve) => (commit = resolve))
+  const written = new Promise<void>((resolve) => (wrote = resolve))
+  const done = run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* first
+      wrote()
+      yield* Effect.promise(() => released)
+      yield* last
+    }))))
+  return { written, commit, done }
+}
+
+/** Waits (at most 3 s) until a statement on this test database waits for a lock; false when none did. */
+export const someoneWaits = async (run: Run) => {
+  for (let i = 0; i < 150; i++) {
+    const [row] = await run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE NOT l.granted AND a.datname = current_database()`))
+    if (row!.n > 0) return true
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return false
+}

@@ -10,38 +10,14 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
 import { Batches, Conflict, Jobs, Parts, Tenants, ValidationFailed } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
-import { asTenant, useDomainApp } from "./domain-app.ts"
+import { asTenant, held, someoneWaits, useDomainApp } from "./domain-app.ts"
 
 // every request on a connection of its own (testDatabase's default)
 const run = useDomainApp()
 
-/** `statement` run in a transaction that stays open until `commit()`; `written` once the statement ran. */
-const held = (statement: string, params: ReadonlyArray<string>) => {
-  let commit!: () => void
-  let wrote!: () => void
-  const released = new Promise<void>((resolve) => (commit = resolve))
-  const written = new Promise<void>((resolve) => (wrote = resolve))
-  const done = run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql.unsafe(statement, params)
-      wrote()
-      yield* Effect.promise(() => released)
-    }))
-  }))
-  return { written, commit, done }
-}
-
-/** Waits (at most 3 s) until some statement waits for an advisory lock; false when none did. */
-const someoneWaits = async () => {
-  for (let i = 0; i < 150; i++) {
-    const [row] = await run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
-      sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`))
-    if (row!.n > 0) return true
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return false
-}
+/** `statement` run in a transaction of its own that stays open until `commit()`. */
+const holding = (statement: string, params: ReadonlyArray<string>) =>
+  held(run, Effect.flatMap(Effect.service(SqlClient), (sql) => sql.unsafe(statement, params)))
 
 /** The request's outcome: a Conflict's field and status, or what else it was. */
 const outcome = (exit: Exit.Exit<unknown, unknown>) => {
@@ -78,10 +54,10 @@ describe.skipIf(testDatabaseKind() === "pglite")("parent chains under concurrenc
     for (const withStatus of [false, true]) {
       const a = await batch(`A-${withStatus}`)
       const b = await batch(`B-${withStatus}`)
-      const first = held("UPDATE batches SET parent_batch_id = $2 WHERE id = $1", [a.id, b.id])
+      const first = holding("UPDATE batches SET parent_batch_id = $2 WHERE id = $1", [a.id, b.id])
       await first.written
       const request = race(Effect.flatMap(batches, (s) => s.update(b.id, withStatus ? { status: "ready", parent_batch_id: a.id } : { parent_batch_id: a.id })))
-      const waited = await someoneWaits()
+      const waited = await someoneWaits(run)
       first.commit()
       await first.done
       expect([withStatus, outcome(await request)]).toEqual([withStatus, "409 parent_batch_id"])
@@ -136,10 +112,10 @@ describe.skipIf(testDatabaseKind() === "pglite")("parent chains under concurrenc
     const [a, b, c] = ids.map((p) => p.id)
     // a loop of three: A → B held, C → A committed, then B → C asked
     await as(Effect.flatMap(Effect.service(Parts), (s) => s.update(c!, { parent_part_id: a })))
-    const first = held("UPDATE parts SET parent_part_id = $2 WHERE id = $1", [a!, b!])
+    const first = holding("UPDATE parts SET parent_part_id = $2 WHERE id = $1", [a!, b!])
     await first.written
     const request = race(Effect.flatMap(Effect.service(Parts), (s) => s.update(b!, { parent_part_id: c })))
-    const waited = await someoneWaits()
+    const waited = await someoneWaits(run)
     first.commit()
     await first.done
     expect(outcome(await request)).toBe("409 parent_part_id")

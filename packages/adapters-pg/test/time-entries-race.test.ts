@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { describe, expect, it } from "vitest"
 import { Batches, Jobs, JsonText, Operations, Tenants, TimeEntries } from "@mes/domain"
 import { testDatabaseKind } from "../src/index.ts"
-import { asTenant, useDomainApp } from "./domain-app.ts"
+import { asTenant, held, someoneWaits, useDomainApp } from "./domain-app.ts"
 
 // every request on a connection of its own (testDatabase's default), as under load
 const run = useDomainApp()
@@ -196,19 +196,22 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     const batches = Effect.service(Batches)
     const batch = await as(Effect.flatMap(batches, (s) => s.create({ batch_number: "SR-1", cell_id: cell, operation_ids: [x, y] })))
     await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
-    const ender = run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`UPDATE time_entries SET start_time = start_time - interval '20 minutes' WHERE tenant_id = ${tenant.id} AND batch_id = ${batch.id}`
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`UPDATE operations SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${x}`
-        yield* Effect.sleep("400 millis")
-        yield* sql`UPDATE time_entries SET end_time = start_time + interval '5 minutes', duration_minutes = 5
-          WHERE tenant_id = ${tenant.id} AND operation_id = ${x} AND end_time IS NULL`
-      }))
-    }))
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    const stopped = await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "stop", {})))
-    await ender
+    await run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql`UPDATE time_entries SET start_time = start_time - interval '20 minutes' WHERE tenant_id = ${tenant.id} AND batch_id = ${batch.id}`))
+    const ender = held(
+      run,
+      Effect.flatMap(Effect.service(SqlClient), (sql) => sql`UPDATE operations SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${x}`),
+      Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        sql`UPDATE time_entries SET end_time = start_time + interval '5 minutes', duration_minutes = 5
+          WHERE tenant_id = ${tenant.id} AND operation_id = ${x} AND end_time IS NULL`)
+    )
+    await ender.written
+    const stopping = as(Effect.flatMap(batches, (s) => s.transition(batch.id, "stop", {})))
+    const waited = await someoneWaits(run)
+    ender.commit()
+    await ender.done
+    const stopped = await stopping
+    expect(waited).toBe(true)
     // y's entry alone was open: all of the tracked time is its share
     expect(stopped.time_distribution!.map((s) => [s.operation_id, s.basis, s.share_seconds === s.tracked_seconds])).toEqual([[y, "equal", true]])
     expect(stopped.time_distribution![0]!.tracked_seconds).toBeGreaterThanOrEqual(1200)
@@ -230,17 +233,18 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     const [x, y] = [await operation(), await operation()]
     const batches = Effect.service(Batches)
     const batch = await as(Effect.flatMap(batches, (s) => s.create({ batch_number: "AR-1", cell_id: cell, operation_ids: [x] })))
-    const adder = run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`UPDATE batches SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${batch.id}`
-        yield* Effect.sleep("400 millis")
-        yield* sql`SELECT mes_append_batch_operations(${tenant.id}, ${batch.id}, ARRAY[${y}]::uuid[])`
-      }))
-    }))
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    const started = await as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
-    await adder
+    const adder = held(
+      run,
+      Effect.flatMap(Effect.service(SqlClient), (sql) => sql`UPDATE batches SET updated_at = now() WHERE tenant_id = ${tenant.id} AND id = ${batch.id}`),
+      Effect.flatMap(Effect.service(SqlClient), (sql) => sql`SELECT mes_append_batch_operations(${tenant.id}, ${batch.id}, ARRAY[${y}]::uuid[])`)
+    )
+    await adder.written
+    const starting = as(Effect.flatMap(batches, (s) => s.transition(batch.id, "start", { operator_id: olga })))
+    const waited = await someoneWaits(run)
+    adder.commit()
+    await adder.done
+    const started = await starting
+    expect(waited).toBe(true)
     expect([started.new_status, [...started.operations_moved].sort(), started.time_entries_opened]).toEqual(["in_progress", [x, y].sort(), 2])
     // the batch's record, in the answer and in batch.started, lists both (migration 0034)
     const record = started.batch instanceof JsonText ? started.batch.parse() : started.batch
@@ -273,18 +277,19 @@ describe.skipIf(testDatabaseKind() === "pglite")("time entries under concurrency
     // entry; PostgreSQL then lets the waiting pause go on with what it computed before the wait
     const { tenant, as, olga, operation } = await scene("Lock-only race")
     const op = await operation(["start"])
-    const opener = run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT 1 FROM operations WHERE tenant_id = ${tenant.id} AND id = ${op} FOR UPDATE`
-        yield* Effect.sleep("400 millis")
-        yield* sql`INSERT INTO time_entries (tenant_id, id, operation_id, user_id, start_time)
-          VALUES (${tenant.id}, gen_random_uuid(), ${op}, ${olga}, now())`
-      }))
-    }))
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    await as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "pause")))
-    await opener
+    const opener = held(
+      run,
+      Effect.flatMap(Effect.service(SqlClient), (sql) => sql`SELECT 1 FROM operations WHERE tenant_id = ${tenant.id} AND id = ${op} FOR UPDATE`),
+      Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        sql`INSERT INTO time_entries (tenant_id, id, operation_id, user_id, start_time) VALUES (${tenant.id}, gen_random_uuid(), ${op}, ${olga}, now())`)
+    )
+    await opener.written
+    const pausing = as(Effect.flatMap(Effect.service(Operations), (o) => o.transition(op, "pause")))
+    const waited = await someoneWaits(run)
+    opener.commit()
+    await opener.done
+    await pausing
+    expect(waited).toBe(true)
     const [row] = await run(Effect.gen(function*() {
       const sql = yield* SqlClient
       return yield* sql<{ actual_time: number; ended: number; running: number }>`
