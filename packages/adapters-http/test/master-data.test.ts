@@ -152,6 +152,62 @@ describe("/api-materials and parts' material_id (spec 4.12)", () => {
   })
 })
 
+describe("a nested create's materials, settled in its statement", () => {
+  const part = (n: string, extra: Record<string, unknown>) => ({ part_number: n, quantity: 1, ...extra, operations: [{ operation_name: "o", sequence: 1 }] })
+  const fields = (res: { body: any }) => (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)
+  const jobsNumbered = async (n: string) => Number((await h.sql("SELECT count(*) AS n FROM jobs WHERE tenant_id = $1 AND job_number = $2", [tenantId, n]))[0]!.n)
+
+  it("fills a material left out, keeps one that agrees, and refuses one that does not: its detail first, nothing written", async () => {
+    const brass = (await api.post("/api-materials", { name: "CuZn37" })).body.data.material.id
+    const ok = await api.post("/api-jobs", { job_number: "MATN-1", parts: [
+      part("A", { material_id: brass }),
+      part("B", { material_id: brass, material: "CuZn37" }),
+      part("C", { material: "Oak" }),
+      part("D", { material_id: brass, material: null })
+    ] })
+    expect(ok.status).toBe(201)
+    expect(ok.body.data.job.parts.map((p: any) => [p.part_number, p.material, p.material_id])).toEqual([
+      ["A", "CuZn37", brass], ["B", "CuZn37", brass], ["C", "Oak", null], ["D", "CuZn37", brass]
+    ])
+    // stored so, and in part.created
+    expect((await api.get(`/api-parts?job_id=${ok.body.data.job_id}&sort=part_number&order=asc`)).body.data.parts.map((p: any) => p.material))
+      .toEqual(["CuZn37", "CuZn37", "Oak", "CuZn37"])
+    const created = await h.sql("SELECT data::json->'part'->>'material' AS m FROM event_log WHERE tenant_id = $1 AND event_type = 'part.created' AND data::json->>'job_id' = $2", [tenantId, ok.body.data.job_id])
+    expect(created.map((r) => r.m).sort()).toEqual(["CuZn37", "CuZn37", "CuZn37", "Oak"])
+
+    const before = await outboxCount()
+    const cell = "00000000-0000-4000-8000-000000000000"
+    const refused = await api.post("/api-jobs", { job_number: "MATN-2", current_cell_id: cell, parts: [
+      part("A", { material_id: brass }),
+      part("B", { material_id: brass, material: "Brass" }),
+      { ...part("C", { material_id: brass, material: "Bronze" }), operations: [{ operation_name: "o", sequence: 1, cell_name: "No such cell" }] }
+    ] })
+    expectDetail(refused, "parts[1].material", "FK_CONSTRAINT")
+    // the materials' details, then the cell name's, then the references' (as before the statement settled them)
+    expect(fields(refused)).toEqual([
+      "parts[1].material FK_CONSTRAINT",
+      "parts[2].material FK_CONSTRAINT",
+      "parts[2].operations[0].cell_name FK_CONSTRAINT",
+      "current_cell_id FK_CONSTRAINT"
+    ])
+    expect(refused.body.error.details[0].message).toContain("CuZn37")
+    expect(await jobsNumbered("MATN-2")).toBe(0)
+    // a disagreement alone
+    const alone = await api.post("/api-jobs", { job_number: "MATN-5", parts: [part("A", { material_id: brass }), part("B", { material_id: brass, material: "Brass" })] })
+    expect(fields(alone)).toEqual(["parts[1].material FK_CONSTRAINT"])
+    expect(await jobsNumbered("MATN-5")).toBe(0)
+    expect(await outboxCount()).toBe(before)
+    // a taken number is 409 first; a material of another tenant's catalog is the reference's detail alone
+    expectError(await api.post("/api-jobs", { job_number: "MATN-1", parts: [part("A", { material_id: brass, material: "Brass" })] }), 409, "CONFLICT")
+    const foreign = (await other.post("/api-materials", { name: "Secret" })).body.data.material.id
+    const notOurs = await api.post("/api-jobs", { job_number: "MATN-3", parts: [part("A", { material_id: foreign, material: "Secret" })] })
+    expect(fields(notOurs)).toEqual(["parts[0].material_id FK_CONSTRAINT"])
+    // a rule the plan breaks (two parts numbered alike) still names the materials with it
+    const both = await api.post("/api-jobs", { job_number: "MATN-4", parts: [part("A", { material_id: brass, material: "Brass" }), part("A", {})] })
+    expect(fields(both)).toEqual(["parts[1].part_number UNIQUE_CONSTRAINT", "parts[0].material FK_CONSTRAINT"])
+  })
+})
+
 describe("sync without needless writes (issue 11 item 4)", () => {
   const job = (extra: Record<string, unknown> = {}) => ({
     external_id: "U-1",

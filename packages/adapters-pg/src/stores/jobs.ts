@@ -102,13 +102,23 @@ const jobSort = {
  * when they pass and its number is free, and its parts, operations and events only with it; the usage row
  * counts the parts of all. The answer, one row per plan in order: the job as the API shows it (parts and
  * operations in input order), or every reason for a refusal.
+ *
+ * With `materials` (some part names a material_id; the statement without it is the common one), a plan whose part
+ * gives a `material` that is not its material_id's name is refused (`differ`: the part's index and the name), and a
+ * part that gives none takes that name.
  */
-const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"]) => {
+const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"], materials: boolean) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
+  const named = (id: string) => `SELECT mt.name FROM materials mt WHERE mt.tenant_id = $2 AND mt.id = ${id}`
   return `
-WITH ${nestedPlanRecords},
-ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}),
+WITH ${nestedPlanRecords},${materials ? `
+differ AS MATERIALIZED (
+  SELECT e.k, e.n, mt.name FROM ${planElements("parts")} e
+  JOIN materials mt ON mt.tenant_id = $2 AND mt.id = (e.v->>'material_id')::uuid
+  WHERE e.v->>'material' <> mt.name
+),` : ""}
+ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? " AND rec.k NOT IN (SELECT k FROM differ)" : ""}),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
@@ -116,7 +126,14 @@ j AS (
 ),
 pe AS ${planElements("parts")},
 p AS (
-  ${insertSelect(parts, "parts", { from: "pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, pe.v) r", row: "r", where: "WHERE r.job_id IN (SELECT id FROM j)" })}
+  ${
+    insertSelect(parts, "parts", {
+      from: "pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, pe.v) r",
+      row: "r",
+      overrides: materials ? { material: `coalesce(r.material, (${named("r.material_id")}))` } : {},
+      where: "WHERE r.job_id IN (SELECT id FROM j)"
+    })
+  }
   RETURNING *
 ),
 o AS (
@@ -150,7 +167,10 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken
+SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken${
+    materials ? `,
+  ARRAY(SELECT (x.n - 1)::int FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_parts, ARRAY(SELECT x.name FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_names` : ""
+  }
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
@@ -177,18 +197,29 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const createNested = (plans: ReadonlyArray<NestedJobPlan>) =>
     Effect.gen(function*() {
       const { events } = plans[0]!
-      const statement = statements(`create ${events.job.type} ${events.part.type}`, () => createNestedSql(catalog, events))
+      const materials = plans.some((p) => p.parts.some((part) => part.material_id != null))
+      const statement = statements(`create ${events.job.type} ${events.part.type}${materials ? " materials" : ""}`, () => createNestedSql(catalog, events, materials))
       const param = JSON.stringify(plans.map((p) => ({ job: p.job, parts: p.parts, operations: p.operations, refs: p.refs, cell_names: p.cellNames })))
       // the job as UTF-8 bytes in a reused slab, as a list page's records (DECISIONS, "A list page's bytes"),
       // spliced into the response and given back once copied there
-      const rows = yield* sql.unsafe<{ json: PageChunk | null; missing_refs: Array<number>; missing_cells: Array<string>; taken: boolean }>(
-        statement,
-        [param, plans[0]!.job.tenant_id]
-      )
+      const rows = yield* sql.unsafe<{
+        json: PageChunk | null
+        missing_refs: Array<number>
+        missing_cells: Array<string>
+        taken: boolean
+        differ_parts?: Array<number>
+        differ_names?: Array<string>
+      }>(statement, [param, plans[0]!.job.tenant_id])
       return rows.map((row): NestedJobResult =>
         row.json !== null
           ? { _tag: "Created", job: jsonChunks<JobDetail>([row.json], () => giveBack([row.json])) }
-          : { _tag: "Refused", taken: row.taken, missingRefs: row.missing_refs, missingCells: row.missing_cells }
+          : {
+            _tag: "Refused",
+            taken: row.taken,
+            missingRefs: row.missing_refs,
+            missingCells: row.missing_cells,
+            materialsDiffer: (row.differ_parts ?? []).map((part, i) => ({ part, name: row.differ_names![i]! }))
+          }
       )
     }).pipe(mapConstraints)
   const createOne = (plan: NestedJobPlan) => Effect.map(createNested([plan]), (results) => results[0]!)

@@ -1,5 +1,5 @@
 // Jobs: nested create, list, read, update, soft delete (spec 4.1).
-import { MaterialStore, settleMaterials } from "../materials/service.ts"
+import { jobPartMaterials, materialDisagrees, MaterialStore, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -105,15 +105,20 @@ export class Jobs extends Context.Service<Jobs, {
           })
         )
         const jobId = newId()
-        const materials = yield* settleMaterials(materialStore, "job", input, tenant.id, decoded.parts.map((p, i) => ({ fields: p, path: ["parts", i] })))
-        const planned = yield* planNested("job", input, jobId, materials.records)
-        const plan = { ...planned, details: [...planned.details, ...materials.details] }
+        // the parts' materials are settled in the statement (a material left out takes its material_id's name)
+        const plan = yield* planNested("job", input, jobId, decoded.parts)
         const refs = [...plan.refs]
         if (decoded.current_cell_id != null) refs.push({ table: "cells", id: decoded.current_cell_id, path: ["current_cell_id"] })
         if (plan.details.length > 0) {
           // the error path may take more round trips: 409 first (spec 7.4), then every problem at once
           if (yield* store.numberTaken(tenant.id, decoded.job_number)) return yield* jobNumberConflict(decoded.job_number)
-          return yield* validationFailed("job", [...plan.details, ...(yield* checkCellNames("job", input, plan)), ...(yield* checkReferences("job", input, refs))])
+          const materials = yield* settleMaterials(materialStore, "job", input, tenant.id, jobPartMaterials(decoded.parts))
+          return yield* validationFailed("job", [
+            ...plan.details,
+            ...materials.details,
+            ...(yield* checkCellNames("job", input, plan)),
+            ...(yield* checkReferences("job", input, refs))
+          ])
         }
         const { parts: _parts, ...jobFields } = decoded
         const result = yield* store.createNested({
@@ -125,10 +130,11 @@ export class Jobs extends Context.Service<Jobs, {
           events: { job: eventPlan("job.created"), part: eventPlan("part.created") }
         }).pipe(Effect.catchTag("Conflict", (e) => Effect.fail(e.field === "job_number" ? jobNumberConflict(decoded.job_number) : e)))
         if (result._tag === "Refused") {
-          if (result.taken || (result.missingRefs.length === 0 && result.missingCells.length === 0)) {
+          if (result.taken || (result.missingRefs.length === 0 && result.missingCells.length === 0 && result.materialsDiffer.length === 0)) {
             return yield* jobNumberConflict(decoded.job_number)
           }
           return yield* validationFailed("job", [
+            ...result.materialsDiffer.map(({ name, part }) => materialDisagrees("job", input, ["parts", part], name, decoded.parts[part]!)),
             ...unknownCellNames("job", input, plan, result.missingCells),
             ...missingReferenceDetails("job", input, refs, result.missingRefs)
           ])

@@ -53,6 +53,8 @@ export type NestedJobResult =
     /** Indexes (`i`) of references that are not the tenant's. */
     readonly missingRefs: ReadonlyArray<number>
     readonly missingCells: ReadonlyArray<string>
+    /** Parts (index in the plan, and their material_id's name) whose `material` is not that name. */
+    readonly materialsDiffer: ReadonlyArray<{ readonly part: number; readonly name: string }>
   }
 
 /**
@@ -89,8 +91,9 @@ export type GuardedMove = Pick<Transition<string, string>, "from" | "to" | "stam
 
 export class JobStore extends Context.Service<JobStore, {
   /**
-   * A nested create as ONE statement: checks the references and cell names, inserts the job (unless
-   * its number is taken), its parts and operations, counts the parts and appends the events.
+   * A nested create as ONE statement: checks the references, cell names and parts' materials, inserts the job
+   * (unless its number is taken), its parts (a `material` left out taking its material_id's name) and operations,
+   * counts the parts and appends the events.
    */
   readonly createNested: (plan: NestedJobPlan) => Effect.Effect<NestedJobResult, Conflict>
   readonly list: (tenantId: string, query: JobListQuery) => Effect.Effect<Slice<JobWithParts>>

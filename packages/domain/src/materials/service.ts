@@ -56,6 +56,10 @@ export const settleMaterials = <P extends MaterialFields>(
     return { records: settled, details }
   })
 
+/** The material fields of a job body's parts, each at its path (`parts[i]`), as `settleMaterials` takes them. */
+export const jobPartMaterials = <P extends MaterialFields>(parts: ReadonlyArray<P>) =>
+  parts.map((fields, i) => ({ fields, path: ["parts", i] as Path }))
+
 /** The 422 detail of a part record whose `material` is not `name`, the name of its material_id. */
 export const materialDisagrees = (root: string, input: unknown, path: Path, name: string, fields: MaterialFields) =>
   detail(root, input, [...path, "material"], "FK_CONSTRAINT", `material must be '${name}', the name of material_id ${fields.material_id}`, fields.material)

@@ -4,7 +4,7 @@
 // job bulk whose records share an external key or that the store refuses as a whole, run record by
 // record in one transaction with a savepoint per record, so a failing record is reported and the
 // others are kept.
-import { MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
+import { jobPartMaterials, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -336,7 +336,7 @@ export class Sync extends Context.Service<Sync, {
         const tenant = yield* CurrentTenant
         const body = normalizeJobInput(raw)
         const decoded = defaultPriority(yield* decodeJob(body))
-        const materials = yield* settleMaterials(materialStore, "job", body, tenant.id, (decoded.parts ?? []).map((p, i) => ({ fields: p, path: ["parts", i] })))
+        const materials = yield* settleMaterials(materialStore, "job", body, tenant.id, jobPartMaterials(decoded.parts ?? []))
         const input = decoded.parts === undefined ? decoded : { ...decoded, parts: materials.records }
         const source = input.external_source
         const syncedParts = input.parts ?? []
