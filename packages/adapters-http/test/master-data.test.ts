@@ -152,7 +152,7 @@ describe("/api-materials and parts' material_id (spec 4.12)", () => {
   })
 })
 
-describe("a nested create's materials, settled in its statement", () => {
+describe("parts' materials settled in the statement of a nested create and of a job sync", () => {
   const part = (n: string, extra: Record<string, unknown>) => ({ part_number: n, quantity: 1, ...extra, operations: [{ operation_name: "o", sequence: 1 }] })
   const fields = (res: { body: any }) => (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)
   const jobsNumbered = async (n: string) => Number((await h.sql("SELECT count(*) AS n FROM jobs WHERE tenant_id = $1 AND job_number = $2", [tenantId, n]))[0]!.n)
@@ -205,6 +205,41 @@ describe("a nested create's materials, settled in its statement", () => {
     // a rule the plan breaks (two parts numbered alike) still names the materials with it
     const both = await api.post("/api-jobs", { job_number: "MATN-4", parts: [part("A", { material_id: brass, material: "Brass" }), part("A", {})] })
     expect(fields(both)).toEqual(["parts[1].part_number UNIQUE_CONSTRAINT", "parts[0].material FK_CONSTRAINT"])
+  })
+
+  it("a job sync, one record or a bulk: a material left out takes the name (an existing part's too), a disagreement refuses the record alone", async () => {
+    const alu = (await api.post("/api-materials", { name: "AlMg3" })).body.data.material.id
+    const record = (id: string, parts: Array<Record<string, unknown>>) => ({ external_id: id, external_source: "erp", job_number: id, parts })
+    const spart = (id: string, extra: Record<string, unknown>) => ({ external_id: id, ...part(id, extra), operations: [{ external_id: `${id}-10`, operation_name: "o", sequence: 1 }] })
+    const materialsOf = async (job: string) =>
+      (await h.sql("SELECT p.part_number, p.material FROM parts p JOIN jobs j ON j.id = p.job_id WHERE j.tenant_id = $1 AND j.job_number = $2 ORDER BY 1", [tenantId, job]))
+        .map((r) => `${r.part_number} ${r.material}`)
+    expect((await api.put("/api-jobs/sync", record("MS-1", [spart("MS-1-A", { material: "Old" }), spart("MS-1-B", { material: "Oak" })]))).status).toBe(201)
+    // A now names the entry and leaves material out: it takes the name; B, naming neither, keeps its own
+    const again = await api.put("/api-jobs/sync", record("MS-1", [spart("MS-1-A", { material_id: alu }), spart("MS-1-B", {})]))
+    expect(again.body.data.action).toBe("updated")
+    expect(await materialsOf("MS-1")).toEqual(["MS-1-A AlMg3", "MS-1-B Oak"])
+    // sent again: nothing to write
+    expect((await api.put("/api-jobs/sync", record("MS-1", [spart("MS-1-A", { material_id: alu, material: "AlMg3" }), spart("MS-1-B", {})]))).body.data.action).toBe("unchanged")
+
+    const before = await outboxCount()
+    const refused = await api.put("/api-jobs/sync", record("MS-2", [
+      spart("MS-2-A", { material_id: alu }),
+      { ...spart("MS-2-B", { material_id: alu, material: "Steel" }), operations: [{ external_id: "MS-2-B-10", operation_name: "o", sequence: 1, cell_name: "No such cell" }] }
+    ]))
+    expect(fields(refused)).toEqual(["parts[1].material FK_CONSTRAINT", "parts[1].operations[0].cell_name FK_CONSTRAINT"])
+    expect(await jobsNumbered("MS-2")).toBe(0)
+    expect(await outboxCount()).toBe(before)
+
+    // a bulk: the record that disagrees is refused, the others are written, their materials settled
+    const bulk = await api.post("/api-jobs/bulk-sync", { items: [
+      record("MS-3", [spart("MS-3-A", { material_id: alu })]),
+      record("MS-4", [spart("MS-4-A", { material_id: alu, material: "Steel" })]),
+      record("MS-5", [spart("MS-5-A", { material: "Oak" }), spart("MS-5-B", { material_id: alu, material: null })])
+    ] })
+    expect(bulk.body.data.results.map((r: any) => r.action)).toEqual(["created", "error", "created"])
+    expect(bulk.body.data.results[1].error).toContain("AlMg3")
+    expect([...await materialsOf("MS-3"), ...await materialsOf("MS-4"), ...await materialsOf("MS-5")]).toEqual(["MS-3-A AlMg3", "MS-5-A Oak", "MS-5-B AlMg3"])
   })
 })
 

@@ -12,7 +12,7 @@ import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, planElements } from "./common.ts"
+import { contains, materialsDiffer, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, planElements } from "./common.ts"
 import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
 import { onOwnConnection } from "../connection.ts"
 import { jobDetailJson, jobPartsJson, readOwned } from "../json.ts"
@@ -103,22 +103,16 @@ const jobSort = {
  * counts the parts of all. The answer, one row per plan in order: the job as the API shows it (parts and
  * operations in input order), or every reason for a refusal.
  *
- * With `materials` (some part names a material_id; the statement without it is the common one), a plan whose part
- * gives a `material` that is not its material_id's name is refused (`differ`: the part's index and the name), and a
- * part that gives none takes that name.
+ * With `materials` (some part names a material_id; the statement without it is the common one), the parts'
+ * materials are settled too (`partMaterials`): one left out takes its material_id's name, one that differs refuses
+ * its plan.
  */
 const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["events"], materials: boolean) => {
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
-  const named = (id: string) => `SELECT mt.name FROM materials mt WHERE mt.tenant_id = $2 AND mt.id = ${id}`
   return `
-WITH ${nestedPlanRecords},${materials ? `
-differ AS MATERIALIZED (
-  SELECT e.k, e.n, mt.name FROM ${planElements("parts")} e
-  JOIN materials mt ON mt.tenant_id = $2 AND mt.id = (e.v->>'material_id')::uuid
-  WHERE e.v->>'material' <> mt.name
-),` : ""}
-ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? " AND rec.k NOT IN (SELECT k FROM differ)" : ""}),
+WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ},` : ""}
+ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? ` AND ${partMaterials.passes}` : ""}),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
@@ -128,9 +122,8 @@ pe AS ${planElements("parts")},
 p AS (
   ${
     insertSelect(parts, "parts", {
-      from: "pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, pe.v) r",
+      from: `pe CROSS JOIN LATERAL jsonb_populate_record(null::parts, ${materials ? partMaterials.filled("pe.v") : "pe.v"}) r`,
       row: "r",
-      overrides: materials ? { material: `coalesce(r.material, (${named("r.material_id")}))` } : {},
       where: "WHERE r.job_id IN (SELECT id FROM j)"
     })
   }
@@ -167,10 +160,7 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken${
-    materials ? `,
-  ARRAY(SELECT (x.n - 1)::int FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_parts, ARRAY(SELECT x.name FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_names` : ""
-  }
+SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken${materials ? `, ${partMaterials.columns}` : ""}
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (
@@ -218,7 +208,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
             taken: row.taken,
             missingRefs: row.missing_refs,
             missingCells: row.missing_cells,
-            materialsDiffer: (row.differ_parts ?? []).map((part, i) => ({ part, name: row.differ_names![i]! }))
+            materialsDiffer: materialsDiffer(row)
           }
       )
     }).pipe(mapConstraints)
@@ -292,11 +282,13 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
           missing_cells: Array<string>
           elsewhere: Array<number>
           moved: Array<number>
+          differ_parts?: Array<number>
+          differ_names?: Array<string>
         }>(statement, [param, plans[0]!.job.tenant_id])
         return rows.map((r): JobSyncResult =>
           r.id !== null
             ? { _tag: "Synced", id: r.id, action: r.action! }
-            : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved }
+            : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved, materialsDiffer: materialsDiffer(r) }
         )
       }).pipe(mapConstraints)
     },

@@ -8,7 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect, type TableColumns } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, PLAN_RECORDS, planElements, planRecords } from "./common.ts"
+import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, PLAN_RECORDS, planElements, planRecords } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
@@ -71,10 +71,15 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   const operations = catalog.columns("operations")
+  // a part naming a material_id: its material settled by the statement (a part that gives none takes the name, so
+  // an existing part's is written too), and a plan whose part gives another refused (partMaterials)
+  const partsGiven = given(plans.flatMap((p) => p.parts), parts)
+  const materials = partsGiven.includes("material_id")
+  const partsUpdated = materials && !partsGiven.includes("material") ? [...partsGiven, "material"] : partsGiven
   // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
   // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 120–142 ms → 105–124, bench/RESULTS.md)
   return `
-WITH ${nestedPlanRecords},
+WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ},` : ""}
 jin AS MATERIALIZED (
   SELECT rec.k, x.r, s.id AS stored_id, coalesce(s.id, (x.r).id) AS id
   FROM rec ${stored("jobs", "j", "rec.v->'job'", " AND j.deleted_at IS NULL")}
@@ -84,7 +89,7 @@ pin AS MATERIALIZED (
   SELECT x.k, x.n, x.r, (x.r).id AS plan_id, coalesce(s.id, (x.r).id) AS id, (s.row).job_id AS stored_job
   FROM ${planElements("parts")} y
   ${stored("parts", "p", "y.v")}
-  CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", "y.v")} OFFSET 0) x (k, n, r)
+  CROSS JOIN LATERAL (SELECT y.k, y.n, ${synced("parts", "s.row", materials ? partMaterials.filled("y.v") : "y.v")} OFFSET 0) x (k, n, r)
 ),
 elsewhere AS (SELECT pin.k, pin.n FROM pin JOIN jin ON jin.k = pin.k WHERE pin.stored_job IS NOT NULL AND pin.stored_job <> jin.id),
 oin AS MATERIALIZED (
@@ -98,7 +103,7 @@ moved AS (SELECT oin.k, oin.n FROM oin WHERE oin.stored_part IS NOT NULL AND oin
 ok AS MATERIALIZED (
   SELECT rec.k, NOT (rec.v->>'dry_run')::boolean
     AND ${nestedPlanPasses}
-    AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved) AS ok
+    AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved)${materials ? ` AND ${partMaterials.passes}` : ""} AS ok
   FROM rec
 ),
 j AS (
@@ -117,7 +122,7 @@ p AS (
       row: "x.r",
       overrides: { id: "x.id", job_id: "jin.id", parent_part_id: "pp.id" },
       where: "WHERE ok.ok"
-    }, { update: given(plans.flatMap((p) => p.parts), parts), sameParent: "job_id" })
+    }, { update: partsUpdated, sameParent: "job_id" })
   }
   RETURNING t.*, (xmax = 0) AS inserted
 ),
@@ -165,7 +170,7 @@ SELECT CASE WHEN ok.ok THEN jin.id END AS id,
   CASE WHEN jk.inserted THEN 'created' WHEN jk.k IS NOT NULL OR rec.k IN (SELECT k FROM written) THEN 'updated' ELSE 'unchanged' END AS action,
   CASE WHEN ok.ok AND rec.k IN (SELECT k FROM overtaken) THEN mes_conflict('sync overtaken') END AS overtaken,
   ${nestedPlanRefusals.columns},
-  coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved
+  coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved${materials ? `, ${partMaterials.columns}` : ""}
 FROM rec JOIN ok ON ok.k = rec.k JOIN jin ON jin.k = rec.k LEFT JOIN jk ON jk.k = rec.k
   ${nestedPlanRefusals.joins}
   LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM elsewhere GROUP BY k) r3 ON r3.k = rec.k

@@ -77,6 +77,8 @@ export type JobSyncResult =
     readonly partsElsewhere: ReadonlyArray<number>
     /** Indexes of synced operations that exist under another part. */
     readonly operationsElsewhere: ReadonlyArray<number>
+    /** As a nested create's: parts whose `material` is not their material_id's name. */
+    readonly materialsDiffer: ReadonlyArray<{ readonly part: number; readonly name: string }>
   }
 
 /** A bulk-sync record by its external key, with the SHA-256 of the record as the client sent it. */

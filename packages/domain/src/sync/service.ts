@@ -4,7 +4,7 @@
 // job bulk whose records share an external key or that the store refuses as a whole, run record by
 // record in one transaction with a savepoint per record, so a failing record is reported and the
 // others are kept.
-import { jobPartMaterials, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
+import { materialDisagrees, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -335,9 +335,8 @@ export class Sync extends Context.Service<Sync, {
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const body = normalizeJobInput(raw)
-        const decoded = defaultPriority(yield* decodeJob(body))
-        const materials = yield* settleMaterials(materialStore, "job", body, tenant.id, jobPartMaterials(decoded.parts ?? []))
-        const input = decoded.parts === undefined ? decoded : { ...decoded, parts: materials.records }
+        // the parts' materials are settled in the statement (a material left out takes its material_id's name)
+        const input = defaultPriority(yield* decodeJob(body))
         const source = input.external_source
         const syncedParts = input.parts ?? []
         const opsInput = syncedParts.flatMap((p) => p.operations ?? [])
@@ -353,8 +352,7 @@ export class Sync extends Context.Service<Sync, {
         const details = [
           ...duplicates("job", body, syncedParts, (p) => p.external_id, (i) => ["parts", i, "external_id"], "part external_id"),
           ...duplicates("job", body, opsInput, (o) => o.external_id, opPath, "operation external_id"),
-          ...nested.details,
-          ...materials.details
+          ...nested.details
         ]
         const refs: Array<Reference> = [...nested.refs]
         if (input.current_cell_id != null) refs.push({ table: "cells", id: input.current_cell_id, path: ["current_cell_id"] })
@@ -377,6 +375,7 @@ export class Sync extends Context.Service<Sync, {
                 detail("job", body, ["parts", i, "external_id"], "UNIQUE_CONSTRAINT", `part ${syncedParts[i]!.external_id} belongs to another job`)
               ),
               ...details,
+              ...outcome.materialsDiffer.map(({ name, part }) => materialDisagrees("job", body, ["parts", part], name, syncedParts[part]!)),
               ...unknownCellNames("job", body, nested, outcome.missingCells),
               ...missingReferenceDetails("job", body, refs, outcome.missingRefs)
             ])
