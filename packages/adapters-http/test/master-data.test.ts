@@ -241,6 +241,32 @@ describe("parts' materials settled in the statement of a nested create and of a 
     expect(bulk.body.data.results[1].error).toContain("AlMg3")
     expect([...await materialsOf("MS-3"), ...await materialsOf("MS-4"), ...await materialsOf("MS-5")]).toEqual(["MS-3-A AlMg3", "MS-5-A Oak", "MS-5-B AlMg3"])
   })
+
+  it("a part sync, one record or a bulk: a material left out takes the name (an existing part's too); a disagreement is the record's one detail", async () => {
+    const cu = (await api.post("/api-materials", { name: "Cu-ETP" })).body.data.material.id
+    expect((await api.put("/api-jobs/sync", { external_id: "PS-J", external_source: "erp", job_number: "PS-J" })).status).toBe(201)
+    const rec = (id: string, extra: Record<string, unknown>) => ({ external_id: id, external_source: "erp", job_external_id: "PS-J", part_number: id, quantity: 1, ...extra })
+    const materialOf = async (id: string) => (await h.sql("SELECT material FROM parts WHERE tenant_id = $1 AND external_id = $2", [tenantId, id]))[0]?.material
+    const created = await api.put("/api-parts/sync", rec("PS-1", { material_id: cu }))
+    expect(created.status).toBe(201)
+    expect(await materialOf("PS-1")).toBe("Cu-ETP")
+    expect((await api.put("/api-parts/sync", rec("PS-2", { material: "Old" }))).status).toBe(201)
+    expect((await api.put("/api-parts/sync", rec("PS-2", { material_id: cu }))).body.data.action).toBe("updated")
+    expect(await materialOf("PS-2")).toBe("Cu-ETP")
+    expect((await api.put("/api-parts/sync", rec("PS-2", { material_id: cu, material: null }))).body.data.action).toBe("unchanged")
+
+    const before = await outboxCount()
+    const refused = await api.put("/api-parts/sync", rec("PS-3", { material_id: cu, material: "Brass", current_cell_id: "00000000-0000-4000-8000-000000000000" }))
+    expect(fields(refused)).toEqual(["material FK_CONSTRAINT"])
+    expect(refused.body.error.details[0].message).toContain("Cu-ETP")
+    expect(await materialOf("PS-3")).toBeUndefined()
+    expect(await outboxCount()).toBe(before)
+
+    const bulk = await api.post("/api-parts/bulk-sync", { parts: [rec("PS-4", { material_id: cu }), rec("PS-5", { material_id: cu, material: "Brass" }), rec("PS-6", { material: "Oak" })] })
+    expect(bulk.body.data.results.map((r: any) => r.action)).toEqual(["created", "error", "created"])
+    expect(bulk.body.data.results[1].error).toContain("Cu-ETP")
+    expect([await materialOf("PS-4"), await materialOf("PS-5"), await materialOf("PS-6")]).toEqual(["Cu-ETP", undefined, "Oak"])
+  })
 })
 
 describe("sync without needless writes (issue 11 item 4)", () => {

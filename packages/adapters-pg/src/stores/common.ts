@@ -103,24 +103,25 @@ export const planElements = (key: string) =>
   `(SELECT rec.k, e.n, e.v FROM rec CROSS JOIN jsonb_array_elements(rec.v->'${key}') WITH ORDINALITY e (v, n))`
 
 /**
- * The parts' materials of nested job plans, settled in the statement (spec 4.12): `filled`, a part's JSON `json` whose
- * `material` is left out or null taking the name of its material_id in the tenant ($2)'s catalog; the CTE `differ`,
- * the parts (plan `k`, place `n`) that give a `material` other than that name, with the name, which refuse their
- * plan (`passes`, over a row of `rec`); and `columns`, what the answer row of a plan says of them (read by
+ * Parts' materials settled in a sync's or nested create's statement (spec 4.12): `filled`, a part's JSON `json` whose
+ * `material` is left out or null taking the name of its material_id in the tenant ($2)'s catalog; the CTE `differ`
+ * over `elements` (rows `k`, `n`, `v`: the plan, the part's place from 1, its JSON; by default the parts of nested
+ * plans), the parts that give a `material` other than that name, with the name, which refuse their plan
+ * (`passes`, over the plan's key `k`); and `columns`, what the answer row of plan `k` says of them (read by
  * `materialsDiffer`). Only statements for plans where some part names a material_id carry them.
  */
 export const partMaterials = {
   filled: (json: string) =>
     `(${json} || coalesce((SELECT jsonb_build_object('material', mt.name) FROM materials mt
       WHERE ${json}->>'material' IS NULL AND mt.tenant_id = $2 AND mt.id = (${json}->>'material_id')::uuid), '{}'))`,
-  differ: `differ AS MATERIALIZED (
-  SELECT e.k, e.n, mt.name FROM ${planElements("parts")} e
+  differ: (elements = planElements("parts")) => `differ AS MATERIALIZED (
+  SELECT e.k, e.n, mt.name FROM ${elements} e
   JOIN materials mt ON mt.tenant_id = $2 AND mt.id = (e.v->>'material_id')::uuid
   WHERE e.v->>'material' <> mt.name
 )`,
-  passes: "rec.k NOT IN (SELECT k FROM differ)",
-  columns: `ARRAY(SELECT (x.n - 1)::int FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_parts,
-  ARRAY(SELECT x.name FROM differ x WHERE x.k = rec.k ORDER BY x.n) AS differ_names`
+  passes: (k = "rec.k") => `${k} NOT IN (SELECT k FROM differ)`,
+  columns: (k = "rec.k") => `ARRAY(SELECT (x.n - 1)::int FROM differ x WHERE x.k = ${k} ORDER BY x.n) AS differ_parts,
+  ARRAY(SELECT x.name FROM differ x WHERE x.k = ${k} ORDER BY x.n) AS differ_names`
 }
 
 /** The parts whose material is not their material_id's name, from an answer row with `partMaterials.columns`. */

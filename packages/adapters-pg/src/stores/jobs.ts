@@ -111,8 +111,8 @@ const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["eve
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   return `
-WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ},` : ""}
-ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? ` AND ${partMaterials.passes}` : ""}),
+WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ()},` : ""}
+ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? ` AND ${partMaterials.passes()}` : ""}),
 j AS (
   ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
@@ -160,7 +160,7 @@ ${
       { event: events.part, from: "pd", orderBy: "ARRAY[pd.k, pd.n]", payload: { field: fieldOf(parts, "pd"), record: "pd.doc" } }
     ], { interleave: true })
 }
-SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken${materials ? `, ${partMaterials.columns}` : ""}
+SELECT ${pageColumn("d.json")} AS json, ${nestedPlanRefusals.columns}, t.taken IS NOT NULL AS taken${materials ? `, ${partMaterials.columns()}` : ""}
 FROM rec LEFT JOIN d ON d.k = rec.k
   -- a lookup by the number's index for each refused plan (as EXISTS, PostgreSQL hashed all the tenant's jobs)
   LEFT JOIN LATERAL (

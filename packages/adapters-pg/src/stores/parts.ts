@@ -10,7 +10,7 @@ import { givenKey, syncPartsStatement } from "./sync.ts"
 import { ancestors, chainHolds } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
-import { contains } from "./common.ts"
+import { contains, materialsDiffer } from "./common.ts"
 import { listPage } from "./crud.ts"
 import { partDefaults } from "./jobs.ts"
 import { liveCondition, readOwned, withQuantities } from "../json.ts"
@@ -155,14 +155,28 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       Effect.gen(function*() {
         const rows = plans.map((p) => p.part)
         const statement = syncStatements(givenKey(rows, catalog.columns("parts")), () => syncPartsStatement(plans, catalog))
-        const outcomes = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; elsewhere: boolean; missing_refs: Array<number> }>(
+        const outcomes = yield* sql.unsafe<{
+          id: string | null
+          action: SyncAction | null
+          no_owner: boolean
+          elsewhere: boolean
+          missing_refs: Array<number>
+          differ_parts?: Array<number>
+          differ_names?: Array<string>
+        }>(
           statement,
           [JSON.stringify(plans.map((p) => ({ part: p.part, job_external_id: p.jobExternalId, refs: p.refs }))), plans[0]!.part.tenant_id]
         )
         return outcomes.map((r) =>
           r.id !== null
             ? { _tag: "Synced" as const, id: r.id, action: r.action! }
-            : { _tag: "Refused" as const, noJob: r.no_owner, elsewhere: r.elsewhere, missingRefs: r.missing_refs }
+            : {
+              _tag: "Refused" as const,
+              noJob: r.no_owner,
+              elsewhere: r.elsewhere,
+              missingRefs: r.missing_refs,
+              materialName: materialsDiffer(r)[0]?.name ?? null
+            }
         )
       }).pipe(mapConstraints),
     byExternalIds: (tenantId, source, externalIds) =>

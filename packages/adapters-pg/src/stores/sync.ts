@@ -49,6 +49,16 @@ const stored = (table: string, alias: string, json: string, live = "") =>
     keyOf(alias, `(${json}->>'external_source')`, `(${json}->>'external_id')`)
   }${live}) s ON true`
 
+/**
+ * The columns synced parts `rows` write, and whether their materials are settled by the statement (`partMaterials`):
+ * when some part names a material_id, as a part that gives none takes its name, material is written too.
+ */
+const partsUpdate = (rows: ReadonlyArray<object>, parts: TableColumns) => {
+  const columns = given(rows, parts)
+  const materials = columns.includes("material_id")
+  return { materials, update: materials && !columns.includes("material") ? [...columns, "material"] : columns }
+}
+
 /** The statement's shape depends only on which columns the plans' rows give; callers cache it by `syncJobsKey`. */
 export const syncJobsKey = (plans: ReadonlyArray<JobSyncPlan>, catalog: Catalog["Service"]) =>
   [
@@ -71,15 +81,11 @@ export const syncJobsStatement = (plans: ReadonlyArray<JobSyncPlan>, catalog: Ca
   const jobs = catalog.columns("jobs")
   const parts = catalog.columns("parts")
   const operations = catalog.columns("operations")
-  // a part naming a material_id: its material settled by the statement (a part that gives none takes the name, so
-  // an existing part's is written too), and a plan whose part gives another refused (partMaterials)
-  const partsGiven = given(plans.flatMap((p) => p.parts), parts)
-  const materials = partsGiven.includes("material_id")
-  const partsUpdated = materials && !partsGiven.includes("material") ? [...partsGiven, "material"] : partsGiven
+  const { materials, update: partsUpdated } = partsUpdate(plans.flatMap((p) => p.parts), parts)
   // each synced row is a LATERAL subquery with OFFSET 0: pulled up into the join, its jsonb_populate_record ran
   // once for every reference to the row or to its fields ((x.r).id, (x.r).part_id) (a bulk chunk of 200 jobs × 5 × 4: 120–142 ms → 105–124, bench/RESULTS.md)
   return `
-WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ},` : ""}
+WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ()},` : ""}
 jin AS MATERIALIZED (
   SELECT rec.k, x.r, s.id AS stored_id, coalesce(s.id, (x.r).id) AS id
   FROM rec ${stored("jobs", "j", "rec.v->'job'", " AND j.deleted_at IS NULL")}
@@ -103,7 +109,7 @@ moved AS (SELECT oin.k, oin.n FROM oin WHERE oin.stored_part IS NOT NULL AND oin
 ok AS MATERIALIZED (
   SELECT rec.k, NOT (rec.v->>'dry_run')::boolean
     AND ${nestedPlanPasses}
-    AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved)${materials ? ` AND ${partMaterials.passes}` : ""} AS ok
+    AND rec.k NOT IN (SELECT k FROM elsewhere) AND rec.k NOT IN (SELECT k FROM moved)${materials ? ` AND ${partMaterials.passes()}` : ""} AS ok
   FROM rec
 ),
 j AS (
@@ -170,7 +176,7 @@ SELECT CASE WHEN ok.ok THEN jin.id END AS id,
   CASE WHEN jk.inserted THEN 'created' WHEN jk.k IS NOT NULL OR rec.k IN (SELECT k FROM written) THEN 'updated' ELSE 'unchanged' END AS action,
   CASE WHEN ok.ok AND rec.k IN (SELECT k FROM overtaken) THEN mes_conflict('sync overtaken') END AS overtaken,
   ${nestedPlanRefusals.columns},
-  coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved${materials ? `, ${partMaterials.columns}` : ""}
+  coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved${materials ? `, ${partMaterials.columns()}` : ""}
 FROM rec JOIN ok ON ok.k = rec.k JOIN jin ON jin.k = rec.k LEFT JOIN jk ON jk.k = rec.k
   ${nestedPlanRefusals.joins}
   LEFT JOIN (SELECT k, array_agg(n - 1 ORDER BY n) AS a FROM elsewhere GROUP BY k) r3 ON r3.k = rec.k
@@ -192,23 +198,28 @@ const keyOf = (alias: string, source: string, externalId: string) =>
 export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object }>, catalog: Catalog["Service"]) => {
   const parts = catalog.columns("parts")
   const src = "(rec.v->'part'->>'external_source')"
+  const { materials, update } = partsUpdate(plans.map((p) => p.part), parts)
   return `
 WITH ${planRecords},
-bad AS (${missingReferences("rec.v->'refs'", "$2", ["cells", "materials"], PLAN_RECORDS)}),
+bad AS (${missingReferences("rec.v->'refs'", "$2", ["cells", "materials"], PLAN_RECORDS)}),${
+    materials ? `\n${partMaterials.differ("(SELECT rec.k, 1 AS n, rec.v->'part' AS v FROM rec)")},` : ""
+  }
 x AS MATERIALIZED (
   SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, (s.row).job_id AS stored_job, owner.id AS job_id
   FROM rec
   ${stored("parts", "p", "rec.v->'part'")}
-  CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", "rec.v->'part'")} OFFSET 0) y (r)
+  CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", materials ? partMaterials.filled("rec.v->'part'") : "rec.v->'part'")} OFFSET 0) y (r)
   LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL
 ),
 ok AS MATERIALIZED (
-  SELECT x.*, x.job_id IS NOT NULL AND x.k NOT IN (SELECT k FROM bad) AND coalesce(x.stored_job = x.job_id, true) AS ok FROM x
+  SELECT x.*, x.job_id IS NOT NULL AND x.k NOT IN (SELECT k FROM bad) AND coalesce(x.stored_job = x.job_id, true)${
+    materials ? ` AND ${partMaterials.passes("x.k")}` : ""
+  } AS ok FROM x
 ),
 p AS (
   ${
     upsertByExternalKey(parts, "parts", { from: "ok x", row: "x.r", overrides: { id: "x.id", job_id: "x.job_id" }, where: "WHERE x.ok" }, {
-      update: given(plans.map((p) => p.part), parts),
+      update,
       sameParent: "job_id"
     })
   }
@@ -229,7 +240,7 @@ SELECT CASE WHEN ok.ok THEN ok.id END AS id,
   CASE WHEN pk.k IS NULL THEN 'unchanged' WHEN pk.inserted THEN 'created' ELSE 'updated' END AS action,
   CASE WHEN ok.ok AND pk.k IS NULL AND ok.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken,
   ok.job_id IS NULL AS no_owner, coalesce(ok.stored_job <> ok.job_id, false) AS elsewhere,
-  coalesce(r.a, '{}') AS missing_refs
+  coalesce(r.a, '{}') AS missing_refs${materials ? `, ${partMaterials.columns("ok.k")}` : ""}
 FROM ok LEFT JOIN pk ON pk.k = ok.k
   LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r ON r.k = ok.k
 ORDER BY ok.k`

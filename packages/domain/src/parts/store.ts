@@ -18,7 +18,14 @@ export interface PartSyncPlan {
 
 export type PartSyncOutcome =
   | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
-  | { readonly _tag: "Refused"; readonly noJob: boolean; readonly elsewhere: boolean; readonly missingRefs: ReadonlyArray<number> }
+  | {
+    readonly _tag: "Refused"
+    readonly noJob: boolean
+    readonly elsewhere: boolean
+    readonly missingRefs: ReadonlyArray<number>
+    /** The name of the part's material_id, when the `material` it gives is another. */
+    readonly materialName: string | null
+  }
 
 /**
  * A part create its statement refused: the references missing (indexes into the plan's), whether the parent named

@@ -482,9 +482,14 @@ export class Sync extends Context.Service<Sync, {
       provide(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const decodedPart = yield* decodePart(raw)
-        const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decodedPart, path: [] }])
-        yield* failIfAny("part", materials.details)
-        const input = materials.records[0]!
+        // the material is settled in the statement (one left out takes its material_id's name); a record naming a
+        // parent reads first anyway, and checks its material before the parent, as it always did
+        let input = decodedPart
+        if (namesParent(input)) {
+          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decodedPart, path: [] }])
+          yield* failIfAny("part", materials.details)
+          input = materials.records[0]!
+        }
         const source = input.external_source
         const noJob = () =>
           validationFailed("part", [
@@ -516,6 +521,8 @@ export class Sync extends Context.Service<Sync, {
         const settle = (outcome: PartSyncOutcome) =>
           Effect.gen(function*() {
             if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+            // a material that is not its material_id's name first, alone, as when it was checked before the statement
+            if (outcome.materialName !== null) return yield* validationFailed("part", [materialDisagrees("part", raw, [], outcome.materialName, input)])
             if (outcome.noJob) return yield* noJob()
             if (outcome.elsewhere) return yield* elsewhere()
             return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
