@@ -218,6 +218,51 @@ describe("part and operation sync", () => {
     expect((await api.get(`/api-parts?id=${part.body.data.id}`)).body.data.part.quantity).toBe(5)
   })
 
+  it("finds a parent a part sync names in its statement: by number or id in the job, never outside it nor in a loop; a refusal writes nothing", async () => {
+    expect((await api.put("/api-jobs/sync", { external_id: "PJ-1", external_source: "erp", job_number: "PJ-1" })).status).toBe(201)
+    expect((await api.put("/api-jobs/sync", { external_id: "PJ-2", external_source: "erp", job_number: "PJ-2" })).status).toBe(201)
+    const rec = (id: string, extra: Record<string, unknown> = {}, job = "PJ-1") =>
+      ({ external_id: id, external_source: "erp", job_external_id: job, part_number: id, quantity: 1, ...extra })
+    const sync = (body: Record<string, unknown>) => api.put("/api-parts/sync", body)
+    const parentOf = async (id: string) => (await h.sql("SELECT p.parent_part_id AS parent FROM parts p WHERE p.tenant_id = $1 AND p.external_id = $2", [tenantA, id]))[0]?.parent
+    const detailOf = (res: { body: any }) => res.body.error.details.map((d: any) => `${d.field} ${d.constraint}`)
+    const a = (await sync(rec("PA"))).body.data.id
+    const b = await sync(rec("PB", { parent_part_number: "PA" }))
+    expect(b.status).toBe(201)
+    expect(await parentOf("PB")).toBe(a)
+    const c = (await sync(rec("PC", { parent_part_id: b.body.data.id }))).body.data.id
+    expect(await parentOf("PC")).toBe(b.body.data.id)
+    const other = (await sync(rec("PX", {}, "PJ-2"))).body.data.id
+
+    const events = async () => Number((await h.sql("SELECT count(*) AS n FROM event_log WHERE tenant_id = $1", [tenantA]))[0]!.n)
+    const before = await events()
+    // a parent outside the job, by number or by id (the id wins over a number)
+    expect(detailOf(await sync(rec("PD", { parent_part_number: "PX" })))).toEqual(["parent_part_number FK_CONSTRAINT"])
+    expect(detailOf(await sync(rec("PD", { parent_part_id: other, parent_part_number: "PA" })))).toEqual(["parent_part_id FK_CONSTRAINT"])
+    expect(await parentOf("PD")).toBeUndefined()
+    // itself, and a descendant (A → B → C): a loop, and A keeps no parent
+    expect(detailOf(await sync(rec("PA", { parent_part_id: a })))).toEqual(["parent_part_id CIRCULAR_REFERENCE"])
+    const loop = await sync(rec("PA", { parent_part_number: "PC", quantity: 9 }))
+    expect(detailOf(loop)).toEqual(["parent_part_number CIRCULAR_REFERENCE"])
+    expect(loop.body.error.details[0].message).toContain("descendant")
+    expect(await parentOf("PA")).toBeNull()
+    expect((await h.sql("SELECT quantity FROM parts WHERE id = $1", [a]))[0]!.quantity).toBe(1)
+    // an unknown job comes first; a part of another job is 409 before its parent
+    expect(detailOf(await sync(rec("PE", { parent_part_number: "PA" }, "nope")))).toEqual(["job_external_id FK_CONSTRAINT"])
+    expect((await sync(rec("PX", { parent_part_number: "PA" }))).status).toBe(409)
+    expect(await events()).toBe(before)
+    // a new parent without a loop, and null clears it
+    expect((await sync(rec("PC", { parent_part_number: "PA" }))).body.data.action).toBe("updated")
+    expect(await parentOf("PC")).toBe(a)
+    expect((await sync(rec("PC", { parent_part_id: null }))).body.data.action).toBe("updated")
+    expect(await parentOf("PC")).toBeNull()
+    // a bulk naming parents: record by record, a later record's parent an earlier one
+    const bulk = await api.post("/api-parts/bulk-sync", { parts: [rec("PF"), rec("PG", { parent_part_number: "PF" }), rec("PH", { parent_part_number: "PX" })] })
+    expect(bulk.body.data.results.map((r: any) => r.action)).toEqual(["created", "created", "error"])
+    expect(await parentOf("PG")).toBe(bulk.body.data.results[0].id)
+    expect(c).toBeDefined()
+  })
+
   it("answers 422 FK_CONSTRAINT for an unknown job_external_id, part_external_id or cell_name", async () => {
     const part = await api.put("/api-parts/sync", { external_id: "SP-X", external_source: "erp", job_external_id: "nope", part_number: "C", quantity: 1 })
     expect(part.status).toBe(422)

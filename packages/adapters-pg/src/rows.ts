@@ -51,12 +51,14 @@ export const chainSql = (table: string, parentColumn: string, tenant: string, id
        WHERE c.depth < 1000
      ) SELECT chain.id, chain.depth FROM chain`
 
+/**
+ * The parent rules' lookup (spec 2.2), over SQL expressions: the part of the job `job` (of the tenant `tenant`) with the
+ * id `id` when one is given, else with the number `number`.
+ */
+export const parentIn = (tenant: string, job: string, id: string, number: string) => `SELECT p.id FROM parts p
+    WHERE p.tenant_id = ${tenant} AND p.job_id = ${job} AND CASE WHEN ${id} IS NOT NULL THEN p.id = ${id}::uuid ELSE p.part_number = ${number} END`
+
 /** Whether the chain up from `from` (itself included) holds `id`, all SQL expressions: a new parent `from` would close a loop. */
 export const chainHolds = (table: string, parentColumn: string, tenant: string, from: string, id: string) =>
   `EXISTS (SELECT 1 FROM (${chainSql(table, parentColumn, tenant, from)}) up WHERE up.id = ${id})`
 
-/** The ids up a self-reference chain (`parentColumn`) from `id`, nearest first, bounded against loops. */
-export const ancestors = (sql: SqlClient, table: string, parentColumn: string, tenantId: string, id: string): Effect.Effect<Array<string>, SqlError> =>
-  sql.unsafe<{ id: string }>(`${chainSql(table, parentColumn, "$1", "$2")} ORDER BY chain.depth`, [tenantId, id]).pipe(
-    Effect.map((rows) => rows.map((r) => r.id))
-  )

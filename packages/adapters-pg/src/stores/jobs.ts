@@ -308,10 +308,6 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
     rememberSynced: (tenantId, snapshot, records) =>
       sql.unsafe(REMEMBER_SYNCED, [tenantId, snapshot, JSON.stringify(records)]).pipe(Effect.asVoid, die),
 
-    byExternalId: (tenantId, source, externalId) =>
-      sql<Job>`SELECT * FROM jobs WHERE tenant_id = ${tenantId} AND external_source = ${source}
-        AND external_id = ${externalId} AND deleted_at IS NULL`.pipe(Effect.map((rows) => rows[0]), die),
-
     numberTaken: (tenantId, jobNumber) =>
       sql`SELECT 1 FROM jobs WHERE tenant_id = ${tenantId} AND job_number = ${jobNumber} AND deleted_at IS NULL`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -7,7 +7,7 @@ import {
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { givenKey, syncPartsStatement } from "./sync.ts"
-import { ancestors, chainHolds } from "../rows.ts"
+import { chainHolds, parentIn } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
 import { contains, materialsDiffer } from "./common.ts"
@@ -30,11 +30,8 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const syncStatements = statementCache()
-  // The parent and material rules of a create and a PATCH, over SQL expressions: the part of the job `job` with the
-  // id `id` when one is given, else with the number `number`; the name of the tenant's material `id`; a `material`
-  // given that is not that name.
-  const parentIn = (tenant: string, job: string, id: string, number: string) => `SELECT p.id FROM parts p
-    WHERE p.tenant_id = ${tenant} AND p.job_id = ${job} AND CASE WHEN ${id} IS NOT NULL THEN p.id = ${id}::uuid ELSE p.part_number = ${number} END`
+  // The material rules of a create and a PATCH, over SQL expressions (the parent's: `parentIn`): the name of the
+  // tenant's material `id`; a `material` given that is not that name.
   const materialNamed = (tenant: string, id: string) => `SELECT mt.name FROM materials mt WHERE mt.tenant_id = ${tenant} AND mt.id = ${id}::uuid`
   const materialDiffers = (given: string, name: string) => `coalesce(${given} <> ${name}, false)`
 
@@ -86,11 +83,6 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
       "(SELECT pc.material_differs FROM pc)"
     ]]
   })
-  const get = (tenantId: string, id: string) =>
-    sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.id = ${id} AND ${sql.literal(LIVE)}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
   return PartStore.of({
     create: (part, plan, parentNumber) =>
       creates.createRow(part, plan, [parentNumber ?? null]).pipe(
@@ -129,7 +121,6 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         }
         return yield* listPage<Part>(sql, { table: "parts", alias: "p", where, sort: partSort, query: q })
       }).pipe(Effect.orDie),
-    get,
     read: (tenantId, id) => readOwned<Part>(sql, "parts", tenantId, id, withQuantities("parts")),
     patch: (tenantId, id, changes, refs, parentNumber) =>
       writes.patch(tenantId, id, changes, [moveEvent("part.updated", false)], refs, {}, [parentNumber ?? null]).pipe(
@@ -144,17 +135,11 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         mapConstraints
       ),
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
-    idsByNumber: (tenantId, jobId, numbers) =>
-      sql<{ id: string; part_number: string }>`
-        SELECT id, part_number FROM parts WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND part_number IN ${sql.in(numbers)}`.pipe(
-        Effect.map((rows) => new Map(rows.map((r) => [r.part_number, r.id]))),
-        Effect.orDie
-      ),
-    ancestors: (tenantId, id) => ancestors(sql, "parts", "parent_part_id", tenantId, id).pipe(Effect.orDie),
     sync: (plans) =>
       Effect.gen(function*() {
         const rows = plans.map((p) => p.part)
-        const statement = syncStatements(givenKey(rows, catalog.columns("parts")), () => syncPartsStatement(plans, catalog))
+        const parents = plans.some((p) => p.parent !== undefined)
+        const statement = syncStatements(`${givenKey(rows, catalog.columns("parts"))}${parents ? " parents" : ""}`, () => syncPartsStatement(plans, catalog))
         const outcomes = yield* sql.unsafe<{
           id: string | null
           action: SyncAction | null
@@ -163,9 +148,12 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
           missing_refs: Array<number>
           differ_parts?: Array<number>
           differ_names?: Array<string>
+          no_parent?: boolean
+          cycle?: boolean
+          parent_self?: boolean
         }>(
           statement,
-          [JSON.stringify(plans.map((p) => ({ part: p.part, job_external_id: p.jobExternalId, refs: p.refs }))), plans[0]!.part.tenant_id]
+          [JSON.stringify(plans.map((p) => ({ part: p.part, job_external_id: p.jobExternalId, refs: p.refs, parent: p.parent }))), plans[0]!.part.tenant_id]
         )
         return outcomes.map((r) =>
           r.id !== null
@@ -175,14 +163,12 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
               noJob: r.no_owner,
               elsewhere: r.elsewhere,
               missingRefs: r.missing_refs,
-              materialName: materialsDiffer(r)[0]?.name ?? null
+              materialName: materialsDiffer(r)[0]?.name ?? null,
+              noParent: r.no_parent === true,
+              cycle: r.cycle === true,
+              parentSelf: r.parent_self === true
             }
         )
-      }).pipe(mapConstraints),
-    byExternalIds: (tenantId, source, externalIds) =>
-      externalIds.length === 0
-        ? Effect.succeed([])
-        : sql<Part>`SELECT p.* FROM parts p WHERE p.tenant_id = ${tenantId} AND p.external_source = ${source}
-            AND p.external_id IN ${sql.in(externalIds)} AND ${sql.literal(LIVE)}`.pipe(Effect.orDie)
+      }).pipe(mapConstraints)
   })
 }))

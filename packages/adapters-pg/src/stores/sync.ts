@@ -10,6 +10,7 @@ import { type Catalog, type Column, fieldOf, insertSelect, type TableColumns } f
 import { insertEvents } from "../events.ts"
 import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, PLAN_RECORDS, planElements, planRecords } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
+import { chainHolds, parentIn } from "../rows.ts"
 
 /** The columns any of `rows` gives a value: those an existing row takes from the sync. */
 const given = (rows: ReadonlyArray<object>, columns: ReadonlyArray<Column>): Array<string> => {
@@ -195,30 +196,50 @@ const keyOf = (alias: string, source: string, externalId: string) =>
  * usage ledger; each written part has its part.created|updated, record by record. Answers one row per plan, in
  * order: the id and action, or (nothing of that plan written) what refused it. The plans name distinct parts.
  */
-export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object }>, catalog: Catalog["Service"]) => {
+export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object; readonly parent?: unknown }>, catalog: Catalog["Service"]) => {
   const parts = catalog.columns("parts")
   const src = "(rec.v->'part'->>'external_source')"
-  const { materials, update } = partsUpdate(plans.map((p) => p.part), parts)
+  const { materials, update: columns } = partsUpdate(plans.map((p) => p.part), parts)
+  // a record naming a parent (`parent`: its id, else its number, both null to clear it): the part of the owner job
+  // with that id or number (par), refused when there is none or when its chain holds the part (itself included)
+  const parents = plans.some((p) => p.parent !== undefined)
+  const update = parents && !columns.includes("parent_part_id") ? [...columns, "parent_part_id"] : columns
+  const names = "rec.v ? 'parent'"
+  const asked = "(rec.v->'parent'->>'id' IS NOT NULL OR rec.v->'parent'->>'number' IS NOT NULL)"
   return `
 WITH ${planRecords},
 bad AS (${missingReferences("rec.v->'refs'", "$2", ["cells", "materials"], PLAN_RECORDS)}),${
     materials ? `\n${partMaterials.differ("(SELECT rec.k, 1 AS n, rec.v->'part' AS v FROM rec)")},` : ""
   }
 x AS MATERIALIZED (
-  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, (s.row).job_id AS stored_job, owner.id AS job_id
+  SELECT rec.k, y.r, coalesce(s.id, (y.r).id) AS id, s.id AS stored_id, (s.row).job_id AS stored_job, owner.id AS job_id${
+    parents ? `,
+    ${names} AS names_parent, ${asked} AND par.id IS NULL AS no_parent, par.id AS parent_id` : ""
+  }
   FROM rec
   ${stored("parts", "p", "rec.v->'part'")}
   CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", materials ? partMaterials.filled("rec.v->'part'") : "rec.v->'part'")} OFFSET 0) y (r)
-  LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL
-),
+  LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL${
+    parents ? `
+  LEFT JOIN LATERAL (${parentIn("$2", "owner.id", "(rec.v->'parent'->>'id')", "(rec.v->'parent'->>'number')")}) par ON ${names}` : ""
+  }
+)${
+    parents ? `,
+xc AS MATERIALIZED (SELECT x.*, x.parent_id IS NOT NULL AND ${chainHolds("parts", "parent_part_id", "$2", "x.parent_id", "x.id")} AS cycle FROM x)` : ""
+  },
 ok AS MATERIALIZED (
   SELECT x.*, x.job_id IS NOT NULL AND x.k NOT IN (SELECT k FROM bad) AND coalesce(x.stored_job = x.job_id, true)${
     materials ? ` AND ${partMaterials.passes("x.k")}` : ""
-  } AS ok FROM x
+  }${parents ? " AND NOT x.no_parent AND NOT x.cycle" : ""} AS ok FROM ${parents ? "xc" : "x"} x
 ),
 p AS (
   ${
-    upsertByExternalKey(parts, "parts", { from: "ok x", row: "x.r", overrides: { id: "x.id", job_id: "x.job_id" }, where: "WHERE x.ok" }, {
+    upsertByExternalKey(parts, "parts", {
+      from: "ok x",
+      row: "x.r",
+      overrides: { id: "x.id", job_id: "x.job_id", ...(parents ? { parent_part_id: "CASE WHEN x.names_parent THEN x.parent_id ELSE (x.r).parent_part_id END" } : {}) },
+      where: "WHERE x.ok"
+    }, {
       update,
       sameParent: "job_id"
     })
@@ -240,7 +261,9 @@ SELECT CASE WHEN ok.ok THEN ok.id END AS id,
   CASE WHEN pk.k IS NULL THEN 'unchanged' WHEN pk.inserted THEN 'created' ELSE 'updated' END AS action,
   CASE WHEN ok.ok AND pk.k IS NULL AND ok.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken,
   ok.job_id IS NULL AS no_owner, coalesce(ok.stored_job <> ok.job_id, false) AS elsewhere,
-  coalesce(r.a, '{}') AS missing_refs${materials ? `, ${partMaterials.columns("ok.k")}` : ""}
+  coalesce(r.a, '{}') AS missing_refs${materials ? `, ${partMaterials.columns("ok.k")}` : ""}${
+    parents ? ", ok.no_parent, ok.cycle, ok.parent_id = ok.id AS parent_self" : ""
+  }
 FROM ok LEFT JOIN pk ON pk.k = ok.k
   LEFT JOIN (SELECT k, array_agg(i ORDER BY i) AS a FROM bad GROUP BY k) r ON r.k = ok.k
 ORDER BY ok.k`

@@ -136,8 +136,6 @@ export class JobStore extends Context.Service<JobStore, {
    * job any of whose rows another transaction committed after `snapshot` (not what this sync compared against).
    */
   readonly rememberSynced: (tenantId: string, snapshot: string, records: ReadonlyArray<SyncedRecordKey & { readonly job_id: string }>) => Effect.Effect<void>
-  /** The non-deleted job with this external key. */
-  readonly byExternalId: (tenantId: string, source: string, externalId: string) => Effect.Effect<Job | undefined>
   /** True when a non-deleted job of the tenant has this number. */
   readonly numberTaken: (tenantId: string, jobNumber: string) => Effect.Effect<boolean>
 }>()("mes/domain/JobStore") {}

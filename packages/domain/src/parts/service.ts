@@ -11,49 +11,19 @@ import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
-import { decodeInput, decodePatchInput, detail, validationFailed, type ValidationDetail } from "../validation.ts"
+import { decodeInput, decodePatchInput, detail, validationFailed } from "../validation.ts"
 import { Part, PartCreate, partListSpec, PartPatch } from "./schema.ts"
 import { PartStore } from "./store.ts"
 
 type Services = CurrentTenant
 
 /** The 422 detail of a parent (by `field`, named `value`) that is no part of the job. */
-const notInJob = (input: unknown, field: string, value: unknown) =>
+export const notInJob = (input: unknown, field: string, value: unknown) =>
   detail("part", input, [field], "FK_CONSTRAINT", `part ${value} is not a part of this job`)
 
 /** The 422 detail of a parent (by `field`) that would close a loop: the part itself, or one of its descendants. */
-const loopDetail = (input: unknown, field: string, self: boolean) =>
+export const loopDetail = (input: unknown, field: string, self: boolean) =>
   detail("part", input, [field], "CIRCULAR_REFERENCE", self ? "a part cannot be its own parent" : "the parent is a descendant of this part")
-
-/** Parent rules (spec 2.2): in the same job, not the part itself, no cycle. Returns the parent id to store. */
-export const resolveParent = (
-  input: unknown,
-  jobId: string,
-  selfId: string,
-  fields: { readonly parent_part_id?: string | null | undefined; readonly parent_part_number?: string | null | undefined }
-) =>
-  Effect.gen(function*() {
-    const tenant = yield* CurrentTenant
-    const store = yield* PartStore
-    const details: Array<ValidationDetail> = []
-    let parent: string | null | undefined = fields.parent_part_id
-    let field = "parent_part_id"
-    if (fields.parent_part_number != null && fields.parent_part_id == null) {
-      field = "parent_part_number"
-      parent = (yield* store.idsByNumber(tenant.id, jobId, [fields.parent_part_number])).get(fields.parent_part_number)
-      if (parent === undefined) details.push(notInJob(input, field, fields.parent_part_number))
-    } else if (parent != null) {
-      const candidate = yield* store.get(tenant.id, parent)
-      if (candidate === undefined || candidate.job_id !== jobId) {
-        details.push(notInJob(input, field, parent))
-        parent = undefined
-      }
-    }
-    if (parent != null && (parent === selfId || (yield* store.ancestors(tenant.id, parent)).includes(selfId))) {
-      details.push(loopDetail(input, field, parent === selfId))
-    }
-    return { parent, details }
-  })
 
 export class Parts extends Context.Service<Parts, {
   /** Creates a part in an existing job of the tenant (spec 4.2 POST); emits part.created. */

@@ -14,6 +14,11 @@ export interface PartSyncPlan {
   readonly part: NewRow<Part>
   readonly jobExternalId: string
   readonly refs: ReadonlyArray<CheckedReference>
+  /**
+   * The parent a record names (spec 2.2), found by the statement among the parts of its job: by id, else by number;
+   * both null clear it. Absent when the record names none.
+   */
+  readonly parent?: { readonly id: string | null; readonly number: string | null }
 }
 
 export type PartSyncOutcome =
@@ -25,6 +30,11 @@ export type PartSyncOutcome =
     readonly missingRefs: ReadonlyArray<number>
     /** The name of the part's material_id, when the `material` it gives is another. */
     readonly materialName: string | null
+    /** The parent named is no part of the job. */
+    readonly noParent: boolean
+    /** The parent named has the part in its chain (`parentSelf`: it is the part itself). */
+    readonly cycle: boolean
+    readonly parentSelf: boolean
   }
 
 /**
@@ -50,7 +60,6 @@ export class PartStore extends Context.Service<PartStore, {
   readonly list: (tenantId: string, query: PartListQuery) => Effect.Effect<Slice<Part>>
   /** One record as the API shows it, with its owner (one query). */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Part>>
-  readonly get: (tenantId: string, id: string) => Effect.Effect<Part | undefined>
   /**
    * PATCH as one statement: owner, reference checks, the update and part.updated. A parent (`changes.parent_part_id`,
    * or the part numbered `parentNumber`, which then sets it) must be a part of the part's job (`noParent`) whose
@@ -76,17 +85,11 @@ export class PartStore extends Context.Service<PartStore, {
   >
   /** Hard delete; the part's operations go with it (spec 4.2). */
   readonly remove: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome, Conflict>
-  /** Part ids by part_number within a job. */
-  readonly idsByNumber: (tenantId: string, jobId: string, numbers: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, string>>
-  /** The chain of ancestors of a part, nearest first (for cycle checks). */
-  readonly ancestors: (tenantId: string, id: string) => Effect.Effect<ReadonlyArray<string>>
   /**
    * PUT sync and bulk-sync as ONE statement: each part under the job synced as `jobExternalId` (same source),
    * upserted by external key (an existing part keeps its id and job), counted when created, with
-   * part.created|updated. A resolved parent is the row's parent_part_id. One outcome per plan, in order; the
-   * plans name distinct parts.
+   * part.created|updated. A parent named is found in the job and checked for a loop there (`parent`), and a
+   * material settled against material_id. One outcome per plan, in order; the plans name distinct parts.
    */
   readonly sync: (plans: ReadonlyArray<PartSyncPlan>) => Effect.Effect<ReadonlyArray<PartSyncOutcome>, Conflict>
-  /** Parts by (external_source, external_id) of the tenant. */
-  readonly byExternalIds: (tenantId: string, source: string, externalIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Part>>
 }>()("mes/domain/PartStore") {}

@@ -4,7 +4,7 @@
 // job bulk whose records share an external key or that the store refuses as a whole, run record by
 // record in one transaction with a savepoint per record, so a failing record is reported and the
 // others are kept.
-import { materialDisagrees, MaterialStore, materialRef, settleMaterials } from "../materials/service.ts"
+import { materialDisagrees, materialRef } from "../materials/service.ts"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -19,7 +19,7 @@ import { JobStore, type JobSyncPlan, type JobSyncResult, type SyncedRecordKey } 
 import { operationAliases, OperationSync } from "../operations/schema.ts"
 import { OperationStore, type OperationSyncOutcome, type OperationSyncPlan } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
-import { resolveParent } from "../parts/service.ts"
+import { loopDetail, notInJob } from "../parts/service.ts"
 import { PartStore, type PartSyncOutcome, type PartSyncPlan } from "../parts/store.ts"
 import { CurrentTenant, newId, References, type SyncAction, Tx } from "../ports.ts"
 import { CellSync } from "../cells/schema.ts"
@@ -308,7 +308,6 @@ export class Sync extends Context.Service<Sync, {
     const records = yield* RecordSyncStore
     const runs = yield* SyncRunStore
     const snapshots = yield* SyncRecordStore
-    const materialStore = yield* MaterialStore
     const synced = (s: { readonly id: string; readonly action: SyncAction }, externalId: string): SyncResult => ({
       action: s.action,
       id: s.id,
@@ -475,60 +474,46 @@ export class Sync extends Context.Service<Sync, {
       })
 
     /**
-     * A part record planned (spec 4.2 sync). A parent (parent_part_id or parent_part_number) is resolved first,
-     * reading the job and the part's place: the parent rules (same job, no loop) need them.
+     * A part record planned (spec 4.2 sync). Its statement settles the material (one left out takes its material_id's
+     * name) and finds a parent it names (parent_part_id, else parent_part_number) among the parts of its job, refusing
+     * one that is not there or whose chain holds the part.
      */
     const planPart = (raw: unknown) =>
-      provide(Effect.gen(function*() {
+      Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const decodedPart = yield* decodePart(raw)
-        // the material is settled in the statement (one left out takes its material_id's name); a record naming a
-        // parent reads first anyway, and checks its material before the parent, as it always did
-        let input = decodedPart
-        if (namesParent(input)) {
-          const materials = yield* settleMaterials(materialStore, "part", raw, tenant.id, [{ fields: decodedPart, path: [] }])
-          yield* failIfAny("part", materials.details)
-          input = materials.records[0]!
-        }
+        const input = yield* decodePart(raw)
         const source = input.external_source
-        const noJob = () =>
-          validationFailed("part", [
-            detail("part", raw, ["job_external_id"], "FK_CONSTRAINT", `no job with external_id ${input.job_external_id} from ${source}`)
-          ])
-        const elsewhere = () => new Conflict({ message: `part ${input.external_id} belongs to another job` })
-        let id = newId()
-        let parent: { readonly parent_part_id: string | null } | undefined
-        if (namesParent(input)) {
-          const owner = yield* jobs.byExternalId(tenant.id, source, input.job_external_id)
-          if (owner === undefined) return yield* noJob()
-          const [existing] = yield* parts.byExternalIds(tenant.id, source, [input.external_id])
-          if (existing !== undefined && existing.job_id !== owner.id) return yield* elsewhere()
-          id = existing?.id ?? id
-          const resolved = yield* resolveParent(raw, owner.id, id, input)
-          yield* failIfAny("part", resolved.details)
-          parent = { parent_part_id: resolved.parent ?? null }
-        }
+        const byNumber = input.parent_part_id == null && input.parent_part_number != null
+        const field = byNumber ? "parent_part_number" : "parent_part_id"
         const refs: Array<Reference> = [
           ...(input.current_cell_id != null ? [{ table: "cells" as const, id: input.current_cell_id, path: ["current_cell_id"] }] : []),
           ...materialRef(input.material_id, [])
         ]
         const { job_external_id: _j, parent_part_number: _n, parent_part_id: _pp, ...fields } = input
         const plan: PartSyncPlan = {
-          part: { ...fields, ...parent, id, tenant_id: tenant.id },
+          part: { ...fields, id: newId(), tenant_id: tenant.id },
           jobExternalId: input.job_external_id,
-          refs: checkedReferences(refs)
+          refs: checkedReferences(refs),
+          ...(namesParent(input) ? { parent: { id: input.parent_part_id ?? null, number: byNumber ? input.parent_part_number! : null } } : {})
         }
+        // the refusals in the order they were checked when the record was read first: the material, the job, the
+        // part's place, the parent, each alone; then the references
         const settle = (outcome: PartSyncOutcome) =>
           Effect.gen(function*() {
             if (outcome._tag === "Synced") return synced(outcome, input.external_id)
-            // a material that is not its material_id's name first, alone, as when it was checked before the statement
             if (outcome.materialName !== null) return yield* validationFailed("part", [materialDisagrees("part", raw, [], outcome.materialName, input)])
-            if (outcome.noJob) return yield* noJob()
-            if (outcome.elsewhere) return yield* elsewhere()
+            if (outcome.noJob) {
+              return yield* validationFailed("part", [
+                detail("part", raw, ["job_external_id"], "FK_CONSTRAINT", `no job with external_id ${input.job_external_id} from ${source}`)
+              ])
+            }
+            if (outcome.elsewhere) return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
+            if (outcome.noParent) return yield* validationFailed("part", [notInJob(raw, field, byNumber ? input.parent_part_number : input.parent_part_id)])
+            if (outcome.cycle) return yield* validationFailed("part", [loopDetail(raw, field, outcome.parentSelf)])
             return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
           })
         return { plan, settle }
-      }))
+      })
     const part = (raw: unknown) => syncOne(planPart(raw), parts.sync)
 
     /** An operation record planned (spec 4.3 sync): a refusal names the part or cell it could not find. */
