@@ -604,7 +604,8 @@ export class Sync extends Context.Service<Sync, {
               ? yield* jobsAtOnce(items)
               : kind === "operations"
               ? yield* syncAtOnce(items, planOperation, claim("o", (p) => p.operation), operations.sync)
-              // a parent is resolved by reading what the records before it may write: such a bulk goes record by record
+              // a parent is found among the rows the records before it may write, which one statement would not see:
+              // such a bulk goes record by record
               : kind === "parts" && !items.some(namesParent)
               ? yield* syncAtOnce(items, planPart, claim("p", (p) => p.part), parts.sync)
               : kind === "cells"
