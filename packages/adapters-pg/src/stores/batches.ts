@@ -146,15 +146,15 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   // a PATCH naming a parent (with or without a status) changes nothing when the batch is in the parent's chain
-  // (itself included): `cycle`
+  // (itself included): `cycle`, walked once before the write
   const parent = "($3::jsonb->>'parent_batch_id')::uuid"
-  const cycle = `(${parent} IS NOT NULL AND ${chainHolds("batches", "parent_batch_id", "$1", parent, "$2")})`
   const writes = recordWrites<Batch>(sql, {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["profiles", "cells", "batches"],
-    guard: `NOT ${cycle}`,
-    select: [["cycle", cycle]],
+    checks: [["bc", `SELECT ${parent} IS NOT NULL AND ${chainHolds("batches", "parent_batch_id", "$1", parent, "$2")} AS cycle`]],
+    guard: "NOT (SELECT bc.cycle FROM bc)",
+    select: [["cycle", "(SELECT bc.cycle FROM bc)"]],
     additions: (plan) => ({ ...batchStart(catalog)(plan), ...batchStop(catalog)(plan) })
   })
 
