@@ -17,6 +17,15 @@ import { PartStore } from "./store.ts"
 
 type Services = CurrentTenant
 
+/**
+ * How a body names a part's parent (spec 2.2): by parent_part_id when it gives one, else by parent_part_number
+ * (`number`, which the write's statement looks up in the job); `field` is the one a refusal names, with its `value`.
+ */
+export const namedParent = (fields: { readonly parent_part_id?: string | null | undefined; readonly parent_part_number?: string | null | undefined }) => {
+  const number = fields.parent_part_id == null ? fields.parent_part_number ?? undefined : undefined
+  return number === undefined ? { number, field: "parent_part_id", value: fields.parent_part_id } : { number, field: "parent_part_number", value: number }
+}
+
 /** The 422 detail of a parent (by `field`, named `value`) that is no part of the job. */
 export const notInJob = (input: unknown, field: string, value: unknown) =>
   detail("part", input, [field], "FK_CONSTRAINT", `part ${value} is not a part of this job`)
@@ -39,7 +48,7 @@ export class Parts extends Context.Service<Parts, {
     const store = yield* PartStore
     const references = yield* References
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-      e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, store))
+      e.pipe(Effect.provideService(References, references))
     const decodeCreate = decodeInput(PartCreate, "part", { record: Part })
     const decodePatch = decodePatchInput(PartPatch, "part")
 
@@ -59,14 +68,14 @@ export class Parts extends Context.Service<Parts, {
           // and part.created
           const refs = [job, ...cellRef(input)]
           const { parent_part_number, parent_part_id, ...fields } = input
-          const parentNumber = parent_part_id == null ? parent_part_number ?? undefined : undefined
+          const parent = namedParent(input)
           return yield* store.create({ ...fields, id: newId(), tenant_id: tenant.id, parent_part_id: parent_part_id ?? null }, {
             refs: checkedReferences(refs),
             events: [eventPlan("part.created")]
-          }, parentNumber).pipe(Effect.catchTag("PartRefused", (e) =>
+          }, parent.number).pipe(Effect.catchTag("PartRefused", (e) =>
             // a job not the tenant's is the only detail; else the parent's, the material's, then the references'
             validationFailed("part", e.missingRefs.includes(0) ? missingReferenceDetails("part", raw, refs, [0]) : [
-              ...(e.noParent ? [notInJob(raw, parentNumber === undefined ? "parent_part_id" : "parent_part_number", parentNumber ?? parent_part_id)] : []),
+              ...(e.noParent ? [notInJob(raw, parent.field, parent.value)] : []),
               ...(e.materialDiffers ? [materialDisagrees("part", raw, [], e.materialName!, input)] : []),
               ...missingReferenceDetails("part", raw, refs, e.missingRefs)
             ])
@@ -82,21 +91,20 @@ export class Parts extends Context.Service<Parts, {
           const { parent_part_number, parent_part_id, ...fields } = input
           // the parent rules (same job, no loop) in the statement: by number when no id is given, else by id (null
           // clears); and material_id's name, which a material left out (null) takes
-          const parentNumber = parent_part_id == null ? parent_part_number ?? undefined : undefined
+          const parent = namedParent(input)
           const changes: Record<string, unknown> = {
             ...fields,
             ...(parent_part_number !== undefined || parent_part_id !== undefined ? { parent_part_id: parent_part_id ?? null } : {}),
             ...(fields.material_id != null && fields.material === undefined ? { material: null } : {})
           }
           const refs = cellRef(input)
-          const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs), parentNumber)
+          const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs), parent.number)
           if (outcome.noParent || outcome.cycle || outcome.materialDiffers) {
             // 422 after 404 / 403: the parent's detail, the material's, then the references' (as a create's)
             yield* checkOwner("parts", id, outcome.owner)
-            const field = parentNumber === undefined ? "parent_part_id" : "parent_part_number"
             return yield* validationFailed("part", [
-              ...(outcome.noParent ? [notInJob(raw, field, parentNumber ?? parent_part_id)] : []),
-              ...(outcome.cycle ? [loopDetail(raw, field, outcome.parentId === id)] : []),
+              ...(outcome.noParent ? [notInJob(raw, parent.field, parent.value)] : []),
+              ...(outcome.cycle ? [loopDetail(raw, parent.field, outcome.parentId === id)] : []),
               ...(outcome.materialDiffers ? [materialDisagrees("part", raw, [], outcome.materialName!, input)] : []),
               ...missingReferenceDetails("part", raw, refs, outcome.missingRefs)
             ])

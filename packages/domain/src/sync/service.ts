@@ -19,7 +19,7 @@ import { JobStore, type JobSyncPlan, type JobSyncResult, type SyncedRecordKey } 
 import { operationAliases, OperationSync } from "../operations/schema.ts"
 import { OperationStore, type OperationSyncOutcome, type OperationSyncPlan } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
-import { loopDetail, notInJob } from "../parts/service.ts"
+import { loopDetail, namedParent, notInJob } from "../parts/service.ts"
 import { PartStore, type PartSyncOutcome, type PartSyncPlan } from "../parts/store.ts"
 import { CurrentTenant, newId, References, type SyncAction, Tx } from "../ports.ts"
 import { CellSync } from "../cells/schema.ts"
@@ -300,7 +300,7 @@ export class Sync extends Context.Service<Sync, {
     const references = yield* References
     const tx = yield* Tx
     const provide = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-      e.pipe(Effect.provideService(References, references), Effect.provideService(PartStore, parts))
+      e.pipe(Effect.provideService(References, references))
     const decodeJob = syncDecoder(JobSync, "job")
     const decodePart = syncDecoder(PartSync, "part")
     const decodeOperation = syncDecoder(OperationSync, "operation")
@@ -483,8 +483,7 @@ export class Sync extends Context.Service<Sync, {
         const tenant = yield* CurrentTenant
         const input = yield* decodePart(raw)
         const source = input.external_source
-        const byNumber = input.parent_part_id == null && input.parent_part_number != null
-        const field = byNumber ? "parent_part_number" : "parent_part_id"
+        const parent = namedParent(input)
         const refs: Array<Reference> = [
           ...(input.current_cell_id != null ? [{ table: "cells" as const, id: input.current_cell_id, path: ["current_cell_id"] }] : []),
           ...materialRef(input.material_id, [])
@@ -494,7 +493,7 @@ export class Sync extends Context.Service<Sync, {
           part: { ...fields, id: newId(), tenant_id: tenant.id },
           jobExternalId: input.job_external_id,
           refs: checkedReferences(refs),
-          ...(namesParent(input) ? { parent: { id: input.parent_part_id ?? null, number: byNumber ? input.parent_part_number! : null } } : {})
+          ...(namesParent(input) ? { parent: { id: input.parent_part_id ?? null, number: parent.number ?? null } } : {})
         }
         // the refusals in the order they were checked when the record was read first: the material, the job, the
         // part's place, the parent, each alone; then the references
@@ -508,8 +507,8 @@ export class Sync extends Context.Service<Sync, {
               ])
             }
             if (outcome.elsewhere) return yield* new Conflict({ message: `part ${input.external_id} belongs to another job` })
-            if (outcome.noParent) return yield* validationFailed("part", [notInJob(raw, field, byNumber ? input.parent_part_number : input.parent_part_id)])
-            if (outcome.cycle) return yield* validationFailed("part", [loopDetail(raw, field, outcome.parentSelf)])
+            if (outcome.noParent) return yield* validationFailed("part", [notInJob(raw, parent.field, parent.value)])
+            if (outcome.cycle) return yield* validationFailed("part", [loopDetail(raw, parent.field, outcome.parentSelf)])
             return yield* validationFailed("part", missingReferenceDetails("part", raw, refs, outcome.missingRefs))
           })
         return { plan, settle }
