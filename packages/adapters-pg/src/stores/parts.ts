@@ -6,7 +6,7 @@ import {
   type SyncAction, moveEvent, type Part, type PartListQuery, PartRefused, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
-import { givenKey, syncPartsStatement } from "./sync.ts"
+import { syncPartsKey, syncPartsStatement } from "./sync.ts"
 import { chainHolds, parentIn } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
 import { statementCache } from "../sql-text.ts"
@@ -137,9 +137,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
     remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
     sync: (plans) =>
       Effect.gen(function*() {
-        const rows = plans.map((p) => p.part)
-        const parents = plans.some((p) => p.parent !== undefined)
-        const statement = syncStatements(`${givenKey(rows, catalog.columns("parts"))}${parents ? " parents" : ""}`, () => syncPartsStatement(plans, catalog))
+        const statement = syncStatements(syncPartsKey(plans, catalog), () => syncPartsStatement(plans, catalog))
         const outcomes = yield* sql.unsafe<{
           id: string | null
           action: SyncAction | null

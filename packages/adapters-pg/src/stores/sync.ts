@@ -52,12 +52,14 @@ const stored = (table: string, alias: string, json: string, live = "") =>
 
 /**
  * The columns synced parts `rows` write, and whether their materials are settled by the statement (`partMaterials`):
- * when some part names a material_id, as a part that gives none takes its name, material is written too.
+ * when some part names a material_id, as a part that gives none takes its name, material is written too; and with
+ * `parents` (records naming a parent the statement finds), parent_part_id.
  */
-const partsUpdate = (rows: ReadonlyArray<object>, parts: TableColumns) => {
+const partsUpdate = (rows: ReadonlyArray<object>, parts: TableColumns, parents = false) => {
   const columns = given(rows, parts)
   const materials = columns.includes("material_id")
-  return { materials, update: materials && !columns.includes("material") ? [...columns, "material"] : columns }
+  const also = [...(materials ? ["material"] : []), ...(parents ? ["parent_part_id"] : [])].filter((c) => !columns.includes(c))
+  return { materials, update: [...columns, ...also] }
 }
 
 /** The statement's shape depends only on which columns the plans' rows give; callers cache it by `syncJobsKey`. */
@@ -196,14 +198,20 @@ const keyOf = (alias: string, source: string, externalId: string) =>
  * usage ledger; each written part has its part.created|updated, record by record. Answers one row per plan, in
  * order: the id and action, or (nothing of that plan written) what refused it. The plans name distinct parts.
  */
-export const syncPartsStatement = (plans: ReadonlyArray<{ readonly part: object; readonly parent?: unknown }>, catalog: Catalog["Service"]) => {
+type PartSyncPlans = ReadonlyArray<{ readonly part: object; readonly parent?: unknown }>
+const namingParents = (plans: PartSyncPlans) => plans.some((p) => p.parent !== undefined)
+
+/** The parts sync statement's shape depends on the columns given and on whether a record names a parent; callers cache it by this. */
+export const syncPartsKey = (plans: PartSyncPlans, catalog: Catalog["Service"]) =>
+  `${givenKey(plans.map((p) => p.part), catalog.columns("parts"))}${namingParents(plans) ? " parents" : ""}`
+
+export const syncPartsStatement = (plans: PartSyncPlans, catalog: Catalog["Service"]) => {
   const parts = catalog.columns("parts")
   const src = "(rec.v->'part'->>'external_source')"
-  const { materials, update: columns } = partsUpdate(plans.map((p) => p.part), parts)
   // a record naming a parent (`parent`: its id, else its number, both null to clear it): the part of the owner job
   // with that id or number (par), refused when there is none or when its chain holds the part (itself included)
-  const parents = plans.some((p) => p.parent !== undefined)
-  const update = parents && !columns.includes("parent_part_id") ? [...columns, "parent_part_id"] : columns
+  const parents = namingParents(plans)
+  const { materials, update } = partsUpdate(plans.map((p) => p.part), parts, parents)
   const names = "rec.v ? 'parent'"
   const asked = "(rec.v->'parent'->>'id' IS NOT NULL OR rec.v->'parent'->>'number' IS NOT NULL)"
   return `
