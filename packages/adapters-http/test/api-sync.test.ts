@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, type Harness, startServer } from "./harness.ts"
+import { client, detailsOf, type Harness, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -225,7 +225,6 @@ describe("part and operation sync", () => {
       ({ external_id: id, external_source: "erp", job_external_id: job, part_number: id, quantity: 1, ...extra })
     const sync = (body: Record<string, unknown>) => api.put("/api-parts/sync", body)
     const parentOf = async (id: string) => (await h.sql("SELECT p.parent_part_id AS parent FROM parts p WHERE p.tenant_id = $1 AND p.external_id = $2", [tenantA, id]))[0]?.parent
-    const detailOf = (res: { body: any }) => res.body.error.details.map((d: any) => `${d.field} ${d.constraint}`)
     const a = (await sync(rec("PA"))).body.data.id
     const b = await sync(rec("PB", { parent_part_number: "PA" }))
     expect(b.status).toBe(201)
@@ -237,18 +236,18 @@ describe("part and operation sync", () => {
     const events = async () => Number((await h.sql("SELECT count(*) AS n FROM event_log WHERE tenant_id = $1", [tenantA]))[0]!.n)
     const before = await events()
     // a parent outside the job, by number or by id (the id wins over a number)
-    expect(detailOf(await sync(rec("PD", { parent_part_number: "PX" })))).toEqual(["parent_part_number FK_CONSTRAINT"])
-    expect(detailOf(await sync(rec("PD", { parent_part_id: other, parent_part_number: "PA" })))).toEqual(["parent_part_id FK_CONSTRAINT"])
+    expect(detailsOf(await sync(rec("PD", { parent_part_number: "PX" })))).toEqual(["parent_part_number FK_CONSTRAINT"])
+    expect(detailsOf(await sync(rec("PD", { parent_part_id: other, parent_part_number: "PA" })))).toEqual(["parent_part_id FK_CONSTRAINT"])
     expect(await parentOf("PD")).toBeUndefined()
     // itself, and a descendant (A → B → C): a loop, and A keeps no parent
-    expect(detailOf(await sync(rec("PA", { parent_part_id: a })))).toEqual(["parent_part_id CIRCULAR_REFERENCE"])
+    expect(detailsOf(await sync(rec("PA", { parent_part_id: a })))).toEqual(["parent_part_id CIRCULAR_REFERENCE"])
     const loop = await sync(rec("PA", { parent_part_number: "PC", quantity: 9 }))
-    expect(detailOf(loop)).toEqual(["parent_part_number CIRCULAR_REFERENCE"])
+    expect(detailsOf(loop)).toEqual(["parent_part_number CIRCULAR_REFERENCE"])
     expect(loop.body.error.details[0].message).toContain("descendant")
     expect(await parentOf("PA")).toBeNull()
     expect((await h.sql("SELECT quantity FROM parts WHERE id = $1", [a]))[0]!.quantity).toBe(1)
     // an unknown job comes first; a part of another job is 409 before its parent
-    expect(detailOf(await sync(rec("PE", { parent_part_number: "PA" }, "nope")))).toEqual(["job_external_id FK_CONSTRAINT"])
+    expect(detailsOf(await sync(rec("PE", { parent_part_number: "PA" }, "nope")))).toEqual(["job_external_id FK_CONSTRAINT"])
     expect((await sync(rec("PX", { parent_part_number: "PA" }))).status).toBe(409)
     expect(await events()).toBe(before)
     // a new parent without a loop, and null clears it

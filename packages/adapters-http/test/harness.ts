@@ -127,6 +127,10 @@ export const expectError = (res: Reply, status: number, code: string) => {
   expect(res.headers.get("content-type")).toMatch(/^application\/json/)
 }
 
+/** An error's details, in order, each as "field constraint". */
+export const detailsOf = (res: Reply): Array<string> =>
+  (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)
+
 /** A 422 whose details include one at `field` with `constraint`. */
 export const expectDetail = (res: Reply, field: string, constraint: string) => {
   expectError(res, 422, "VALIDATION_ERROR")

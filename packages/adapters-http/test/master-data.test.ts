@@ -1,7 +1,7 @@
 // Master data (issue 11): cells and resources sync (spec 4.10), /api-resources, the /api-materials catalog and
 // parts' material_id, and sync that leaves records holding the synced values untouched ("unchanged").
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { client, detailsOf, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -154,7 +154,6 @@ describe("/api-materials and parts' material_id (spec 4.12)", () => {
 
 describe("parts' materials settled in the statement of a nested create and of a job sync", () => {
   const part = (n: string, extra: Record<string, unknown>) => ({ part_number: n, quantity: 1, ...extra, operations: [{ operation_name: "o", sequence: 1 }] })
-  const fields = (res: { body: any }) => (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)
   const jobsNumbered = async (n: string) => Number((await h.sql("SELECT count(*) AS n FROM jobs WHERE tenant_id = $1 AND job_number = $2", [tenantId, n]))[0]!.n)
 
   it("fills a material left out, keeps one that agrees, and refuses one that does not: its detail first, nothing written", async () => {
@@ -184,7 +183,7 @@ describe("parts' materials settled in the statement of a nested create and of a 
     ] })
     expectDetail(refused, "parts[1].material", "FK_CONSTRAINT")
     // the materials' details, then the cell name's, then the references' (as before the statement settled them)
-    expect(fields(refused)).toEqual([
+    expect(detailsOf(refused)).toEqual([
       "parts[1].material FK_CONSTRAINT",
       "parts[2].material FK_CONSTRAINT",
       "parts[2].operations[0].cell_name FK_CONSTRAINT",
@@ -194,17 +193,17 @@ describe("parts' materials settled in the statement of a nested create and of a 
     expect(await jobsNumbered("MATN-2")).toBe(0)
     // a disagreement alone
     const alone = await api.post("/api-jobs", { job_number: "MATN-5", parts: [part("A", { material_id: brass }), part("B", { material_id: brass, material: "Brass" })] })
-    expect(fields(alone)).toEqual(["parts[1].material FK_CONSTRAINT"])
+    expect(detailsOf(alone)).toEqual(["parts[1].material FK_CONSTRAINT"])
     expect(await jobsNumbered("MATN-5")).toBe(0)
     expect(await outboxCount()).toBe(before)
     // a taken number is 409 first; a material of another tenant's catalog is the reference's detail alone
     expectError(await api.post("/api-jobs", { job_number: "MATN-1", parts: [part("A", { material_id: brass, material: "Brass" })] }), 409, "CONFLICT")
     const foreign = (await other.post("/api-materials", { name: "Secret" })).body.data.material.id
     const notOurs = await api.post("/api-jobs", { job_number: "MATN-3", parts: [part("A", { material_id: foreign, material: "Secret" })] })
-    expect(fields(notOurs)).toEqual(["parts[0].material_id FK_CONSTRAINT"])
+    expect(detailsOf(notOurs)).toEqual(["parts[0].material_id FK_CONSTRAINT"])
     // a rule the plan breaks (two parts numbered alike) still names the materials with it
     const both = await api.post("/api-jobs", { job_number: "MATN-4", parts: [part("A", { material_id: brass, material: "Brass" }), part("A", {})] })
-    expect(fields(both)).toEqual(["parts[1].part_number UNIQUE_CONSTRAINT", "parts[0].material FK_CONSTRAINT"])
+    expect(detailsOf(both)).toEqual(["parts[1].part_number UNIQUE_CONSTRAINT", "parts[0].material FK_CONSTRAINT"])
   })
 
   it("a job sync, one record or a bulk: a material left out takes the name (an existing part's too), a disagreement refuses the record alone", async () => {
@@ -227,7 +226,7 @@ describe("parts' materials settled in the statement of a nested create and of a 
       spart("MS-2-A", { material_id: alu }),
       { ...spart("MS-2-B", { material_id: alu, material: "Steel" }), operations: [{ external_id: "MS-2-B-10", operation_name: "o", sequence: 1, cell_name: "No such cell" }] }
     ]))
-    expect(fields(refused)).toEqual(["parts[1].material FK_CONSTRAINT", "parts[1].operations[0].cell_name FK_CONSTRAINT"])
+    expect(detailsOf(refused)).toEqual(["parts[1].material FK_CONSTRAINT", "parts[1].operations[0].cell_name FK_CONSTRAINT"])
     expect(await jobsNumbered("MS-2")).toBe(0)
     expect(await outboxCount()).toBe(before)
 
@@ -257,7 +256,7 @@ describe("parts' materials settled in the statement of a nested create and of a 
 
     const before = await outboxCount()
     const refused = await api.put("/api-parts/sync", rec("PS-3", { material_id: cu, material: "Brass", current_cell_id: "00000000-0000-4000-8000-000000000000" }))
-    expect(fields(refused)).toEqual(["material FK_CONSTRAINT"])
+    expect(detailsOf(refused)).toEqual(["material FK_CONSTRAINT"])
     expect(refused.body.error.details[0].message).toContain("Cu-ETP")
     expect(await materialOf("PS-3")).toBeUndefined()
     expect(await outboxCount()).toBe(before)
