@@ -14,7 +14,6 @@ import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "e
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { isSqlError } from "effect/sql/SqlError"
 import {
   CurrentTenant,
   decodeListQuery,
@@ -44,6 +43,7 @@ import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
 import { requestServices } from "./request-services.ts"
+import { databaseUnreachable } from "./unreachable.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -113,13 +113,6 @@ export const ServerOptionsConfig = Config.all({
 
 /** Seconds a client should wait before it retries a 503 (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 5
-
-/** True when the cause is the database being unreachable (connection refused, lost, timed out, login refused). */
-const databaseUnreachable = (cause: Cause.Cause<unknown>): boolean =>
-  cause.reasons.some((r) => {
-    const e = r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined
-    return isSqlError(e) && (e.reason._tag === "ConnectionError" || e.reason._tag === "AuthenticationError")
-  })
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",

@@ -1,0 +1,226 @@
+// PostgreSQL ends the server's backends while requests run (a restart, a failover, an operator's
+// pg_terminate_backend). Each request in flight is answered 2xx or 503 SERVICE_UNAVAILABLE with Retry-After,
+// never 500 and never left hanging; each write happened whole or not at all (a job with all its parts and
+// operations, their events and their usage rows; a bulk's records together; an Idempotency-Key with its job);
+// a client that retries its 503s with the same Idempotency-Key ends with exactly one job each; the pool serves
+// the next requests; and creates that travelled together in one statement are not sent again once its
+// connection is lost (it may have committed). PostgreSQL only: PGlite runs inside the process.
+import { testDatabaseKind } from "@mes/adapters-pg"
+import { Effect, Exit } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { databaseUnreachable } from "../src/unreachable.ts"
+import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+type Kind = "create" | "keyed" | "bulk" | "list"
+interface Answer {
+  readonly kind: Kind
+  /** The job numbers the request writes. */
+  readonly numbers: ReadonlyArray<string>
+  readonly key?: string
+  readonly res: Reply
+}
+
+const KINDS: ReadonlyArray<Kind> = ["create", "keyed", "bulk", "list"]
+
+describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL ends the server's backends under load", () => {
+  let h: Harness
+  let api: ReturnType<typeof client>
+  let tenantId: string
+  beforeAll(async () => {
+    h = await startServer()
+    ;({ api, tenantId } = await h.as("Ended"))
+  })
+  afterAll(() => h?.close())
+
+  const bulkRecord = (n: string) => ({
+    external_id: n,
+    external_source: "erp",
+    job_number: n,
+    parts: [{ external_id: `${n}-p`, part_number: "A", quantity: 1, operations: [{ external_id: `${n}-o`, operation_name: "Saw", sequence: 1 }] }]
+  })
+
+  const send = (kind: Kind, w: number, i: number): Promise<Answer> => {
+    const n = `${kind.toUpperCase()}-${w}-${i}`
+    switch (kind) {
+      case "create":
+        return api.post("/api-jobs", nestedJob(n, 3, 2)).then((res) => ({ kind, numbers: [n], res }))
+      case "keyed":
+        return api.post("/api-jobs", nestedJob(n, 3, 2), { headers: { "idempotency-key": `key-${n}` } }).then((res) => ({ kind, numbers: [n], key: `key-${n}`, res }))
+      case "bulk":
+        return api.post("/api-jobs/bulk-sync", { items: [bulkRecord(`${n}-a`), bulkRecord(`${n}-b`)] }).then((res) => ({ kind, numbers: [`${n}-a`, `${n}-b`], res }))
+      case "list":
+        return api.get("/api-jobs?limit=20").then((res) => ({ kind, numbers: [], res }))
+    }
+  }
+
+  /** Ends every other backend of the test's database, through the server's own pool (retried: its connection may be one ended before). */
+  const endBackends = async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await h.sql("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+      } catch (e) {
+        if (attempt === 5) throw e
+        await sleep(50)
+      }
+    }
+  }
+
+  it("a connection ended while nothing was in flight fails its next statement as the database being unreachable", async () => {
+    // PostgreSQL's FATAL 57P01 reaches a connection idle in a transaction; the driver keeps it as the connection's
+    // end and fails the transaction's next statement with it as an unknown error, which was answered 500
+    const mark = `ended-${globalThis.crypto.randomUUID()}`
+    const exit = await h.run(Effect.exit(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe(`SELECT '${mark}' AS mark`)
+        const [ended] = yield* Effect.promise(() =>
+          h.sql(
+            `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+             WHERE pid <> pg_backend_pid() AND state = 'idle in transaction' AND query LIKE '%' || $1 || '%'`,
+            [mark]
+          )
+        )
+        expect(ended).toEqual({ n: 1 })
+        yield* Effect.sleep("200 millis") // the FATAL arrives while nothing is in flight
+        return yield* sql`SELECT 1 AS one`
+      })))))
+    expect(Exit.isFailure(exit) && databaseUnreachable(exit.cause)).toBe(true)
+    expect((await api.get("/api-jobs?limit=1")).status).toBe(200)
+  })
+
+  it("answers each request 2xx or 503, writes each whole or not at all, and a keyed retry ends with one job", async () => {
+    const answers: Array<Answer> = []
+    let running = true
+    const worker = async (w: number) => {
+      for (let i = 0; running; i++) answers.push(await send(KINDS[(w + i) % KINDS.length]!, w, i))
+    }
+    const workers = Array.from({ length: 12 }, (_, w) => worker(w))
+    // end the backends every 150 ms until requests in flight were cut (503) at least three times over
+    for (let rounds = 0; rounds < 60 && answers.filter((a) => a.res.status === 503).length < 3; rounds++) {
+      await sleep(150)
+      await endBackends()
+    }
+    running = false
+    await Promise.all(workers)
+
+    // every answer is a success or the spec's 503, never a 500
+    const statuses = new Map<string, number>()
+    for (const a of answers) statuses.set(`${a.kind} ${a.res.status}`, (statuses.get(`${a.kind} ${a.res.status}`) ?? 0) + 1)
+    const unexpected = answers.filter((a) => a.res.status !== 503 && a.res.status !== (a.kind === "create" || a.kind === "keyed" ? 201 : 200))
+    expect(unexpected.map((a) => [a.kind, a.res.status, a.res.body]), JSON.stringify([...statuses])).toEqual([])
+    const cut = answers.filter((a) => a.res.status === 503)
+    expect(cut.length).toBeGreaterThanOrEqual(3)
+    for (const a of cut) {
+      expectError(a.res, 503, "SERVICE_UNAVAILABLE")
+      expect(a.res.headers.get("retry-after")).toBe("5")
+    }
+
+    // what was written, written whole: each job with all its parts and operations, and nothing else
+    const rows = await h.sql(
+      `SELECT j.job_number, count(DISTINCT p.id)::int AS parts, count(o.id)::int AS operations
+       FROM jobs j LEFT JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
+         LEFT JOIN operations o ON o.tenant_id = p.tenant_id AND o.part_id = p.id
+       WHERE j.tenant_id = $1 GROUP BY j.job_number`,
+      [tenantId]
+    )
+    const stored = new Map(rows.map((r) => [String(r.job_number), [r.parts, r.operations]]))
+    const writes = answers.filter((a) => a.kind !== "list")
+    for (const a of writes) {
+      const shape = a.kind === "bulk" ? [1, 1] : [3, 2 * 3]
+      const found = a.numbers.filter((n) => stored.has(n))
+      // a bulk is one transaction: both of its records, or neither
+      expect(found.length === 0 || found.length === a.numbers.length, `${a.kind} ${a.numbers.join(" ")} ${a.res.status}`).toBe(true)
+      if (a.res.status !== 503) expect(found, `${a.kind} answered ${a.res.status}`).toEqual(a.numbers)
+      for (const n of found) expect(stored.get(n), n).toEqual(shape)
+    }
+    expect(stored.size).toBe(new Set(writes.flatMap((a) => a.numbers.filter((n) => stored.has(n)))).size)
+
+    // the events and the usage ledger went with the rows
+    const [ledger] = await h.sql(
+      `SELECT (SELECT count(*) FROM parts WHERE tenant_id = $1)::int AS parts,
+              (SELECT coalesce(sum(parts), 0) FROM part_usage WHERE tenant_id = $1)::int AS counted,
+              (SELECT count(*) FROM event_log WHERE tenant_id = $1 AND event_type = 'part.created')::int AS part_events,
+              (SELECT count(*) FROM event_log WHERE tenant_id = $1 AND event_type = 'job.created')::int AS job_events`,
+      [tenantId]
+    )
+    expect(ledger).toEqual({ parts: ledger!.parts, counted: ledger!.parts, part_events: ledger!.parts, job_events: stored.size })
+
+    // an Idempotency-Key exists exactly when its job does
+    const keys = new Set((await h.sql("SELECT key FROM idempotency_keys WHERE tenant_id = $1", [tenantId])).map((r) => String(r.key)))
+    for (const a of writes.filter((a) => a.kind === "keyed")) expect(keys.has(a.key!), `${a.key} ${a.res.status}`).toBe(stored.has(a.numbers[0]!))
+
+    // the pool serves the next requests; a keyed create cut by a 503 and sent again ends with one job
+    expect((await api.get("/api-jobs?limit=1")).status).toBe(200)
+    for (const a of cut.filter((a) => a.kind === "keyed")) {
+      const again = await api.post("/api-jobs", nestedJob(a.numbers[0]!, 3, 2), { headers: { "idempotency-key": a.key! } })
+      expect(again.status, `${a.key}`).toBe(201)
+      expect(again.body.data.job.job_number).toBe(a.numbers[0])
+    }
+    const numbers = cut.filter((a) => a.kind === "keyed").map((a) => a.numbers[0]!)
+    if (numbers.length > 0) {
+      const [{ n }] = (await h.sql("SELECT count(*)::int AS n FROM jobs WHERE tenant_id = $1 AND job_number = ANY($2)", [tenantId, numbers])) as [{ n: number }]
+      expect(n).toBe(numbers.length)
+    }
+  }, 60_000)
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("creates that travel together, when PostgreSQL ends their statement's backend", () => {
+  let h: Harness
+  beforeAll(async () => {
+    // one slot: the creates that arrive while one is in flight wait, then go together as one statement
+    h = await startServer({ env: { MES_DB_WRITE_SLOTS: "1" } })
+  })
+  afterAll(() => h?.close())
+
+  /** Ends the test database's backends that wait for a lock; waits (at most 3 s) until there is one. */
+  const endWaiting = async () => {
+    for (let i = 0; i < 150; i++) {
+      const [{ n }] = (await h.sql(
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`
+      )) as [{ n: number }]
+      if (n > 0) return n
+      await sleep(20)
+    }
+    return 0
+  }
+
+  it("are each answered 503, and none is sent again on its own (it could find its own job taken)", async () => {
+    const { api, tenantId } = await h.as("Together")
+    // a transaction of its own holds the jobs table, so that every create waits in the database until it commits
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let locked!: () => void
+    const holding = new Promise<void>((resolve) => (locked = resolve))
+    const holder = h.run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE jobs IN SHARE ROW EXCLUSIVE MODE`
+        locked()
+        yield* Effect.promise(() => released)
+      }))))
+    await holding
+    try {
+      const first = api.post("/api-jobs", nestedJob("TOGETHER-A"))
+      await sleep(100) // A is in flight (waiting for the lock): B and C wait for the one slot
+      const together = [api.post("/api-jobs", nestedJob("TOGETHER-B")), api.post("/api-jobs", nestedJob("TOGETHER-C"))]
+      await sleep(100)
+      expect(await endWaiting()).toBe(1) // A's statement
+      expectError(await first, 503, "SERVICE_UNAVAILABLE")
+      expect(await endWaiting()).toBe(1) // B's and C's, one statement
+      await sleep(300) // a create sent again on its own would now wait for the lock
+      release()
+      for (const res of await Promise.all(together)) {
+        expectError(res, 503, "SERVICE_UNAVAILABLE")
+        expect(res.headers.get("retry-after")).toBe("5")
+      }
+    } finally {
+      release()
+      await holder
+    }
+    // none committed (each was ended while it waited), and none was written since
+    expect(await h.sql("SELECT job_number FROM jobs WHERE tenant_id = $1", [tenantId])).toEqual([])
+    expect((await api.post("/api-jobs", nestedJob("TOGETHER-B"))).status).toBe(201)
+  })
+})
