@@ -68,22 +68,31 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL ends the server's
     }
   }
 
-  it("a connection ended while nothing was in flight fails its next statement as the database being unreachable", async () => {
-    // PostgreSQL's FATAL 57P01 reaches a connection idle in a transaction; the driver keeps it as the connection's
-    // end and fails the transaction's next statement with it as an unknown error, which was answered 500
-    const mark = `ended-${globalThis.crypto.randomUUID()}`
-    const exit = await h.run(Effect.exit(Effect.flatMap(Effect.service(SqlClient), (sql) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql.unsafe(`SELECT '${mark}' AS mark`)
-        const [ended] = yield* Effect.promise(() =>
+  // PostgreSQL's FATAL reaches a connection idle in a transaction; the driver keeps it as the connection's end and
+  // fails the transaction's next statement with it as an unknown error, which was answered 500
+  it.each([
+    [
+      "pg_terminate_backend (57P01, as a restart or a failover)",
+      (mark: string) =>
+        Effect.promise(() =>
           h.sql(
             `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
              WHERE pid <> pg_backend_pid() AND state = 'idle in transaction' AND query LIKE '%' || $1 || '%'`,
             [mark]
           )
-        )
-        expect(ended).toEqual({ n: 1 })
-        yield* Effect.sleep("200 millis") // the FATAL arrives while nothing is in flight
+        ).pipe(Effect.map((rows) => expect(rows).toEqual([{ n: 1 }])))
+    ],
+    [
+      "idle_in_transaction_session_timeout (25P03)",
+      () => Effect.flatMap(Effect.service(SqlClient), (sql) => sql`SET LOCAL idle_in_transaction_session_timeout = '50ms'`)
+    ]
+  ])("a connection ended by %s while nothing was in flight fails its next statement as the database being unreachable", async (_, end) => {
+    const mark = `ended-${globalThis.crypto.randomUUID()}`
+    const exit = await h.run(Effect.exit(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe(`SELECT '${mark}' AS mark`)
+        yield* end(mark)
+        yield* Effect.sleep("300 millis") // the FATAL arrives while nothing is in flight
         return yield* sql`SELECT 1 AS one`
       })))))
     expect(Exit.isFailure(exit) && databaseUnreachable(exit.cause)).toBe(true)
