@@ -43,7 +43,7 @@ import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
 import { requestServices } from "./request-services.ts"
-import { databaseUnreachable } from "./unreachable.ts"
+import { databaseGaveUp, databaseUnreachable } from "./unreachable.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -348,6 +348,10 @@ export const routes = <R>(
               : databaseUnreachable(cause)
               ? Effect.logWarning("database unreachable", request.method, request.url).pipe(
                 Effect.as(unavailable("The database is unreachable; retry later"))
+              )
+              : databaseGaveUp(cause)
+              ? Effect.logWarning("database gave up on the statement", request.method, request.url).pipe(
+                Effect.as(unavailable("The database did not finish the request in time; retry later"))
               )
               : Effect.logError("unhandled error", request.method, request.url, cause).pipe(
                 Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))

@@ -1,6 +1,14 @@
-// Which failures mean the database cannot be reached (answered 503 SERVICE_UNAVAILABLE with Retry-After).
+// Which failures of the database are answered 503 SERVICE_UNAVAILABLE with Retry-After instead of 500: it could
+// not be reached, or it gave up on the request's statement. Either way nothing of the statement was kept.
 import type * as Cause from "effect/Cause"
-import { isSqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+
+/** The SQL errors among a cause's failures and defects. */
+const sqlErrors = (cause: Cause.Cause<unknown>): ReadonlyArray<SqlError> =>
+  cause.reasons.flatMap((r) => {
+    const e = r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined
+    return isSqlError(e) ? [e] : []
+  })
 
 /** SQLSTATEs of a connection the server ended. */
 const ENDED = /^(57P|25P03$)/
@@ -14,9 +22,14 @@ const ENDED = /^(57P|25P03$)/
  * with an unknown error carrying the code.
  */
 export const databaseUnreachable = (cause: Cause.Cause<unknown>): boolean =>
-  cause.reasons.some((r) => {
-    const e = r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined
-    if (!isSqlError(e)) return false
+  sqlErrors(cause).some((e) => {
     const code = (e.reason.cause as { readonly code?: unknown } | undefined)?.code
     return e.reason._tag === "ConnectionError" || e.reason._tag === "AuthenticationError" || (typeof code === "string" && ENDED.test(code))
   })
+
+/**
+ * True when the database gave up on the statement: cancelled (57014: a `statement_timeout` an operator set on the
+ * role or database, or `pg_cancel_backend`) or a lock not had within `lock_timeout` (55P03). mes sets neither.
+ */
+export const databaseGaveUp = (cause: Cause.Cause<unknown>): boolean =>
+  sqlErrors(cause).some((e) => e.reason._tag === "StatementTimeoutError" || e.reason._tag === "LockTimeoutError")

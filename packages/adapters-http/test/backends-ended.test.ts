@@ -4,12 +4,14 @@
 // operations, their events and their usage rows; a bulk's records together; an Idempotency-Key with its job);
 // a client that retries its 503s with the same Idempotency-Key ends with exactly one job each; the pool serves
 // the next requests; and creates that travelled together in one statement are not sent again once its
-// connection is lost (it may have committed). PostgreSQL only: PGlite runs inside the process.
+// connection is lost (it may have committed). And a statement the database gives up on (cancelled by a
+// statement_timeout or pg_cancel_backend, a lock not had within lock_timeout) is 503 too, having written nothing.
+// PostgreSQL only: PGlite runs inside the process.
 import { testDatabaseKind } from "@mes/adapters-pg"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { databaseUnreachable } from "../src/unreachable.ts"
+import { databaseGaveUp, databaseUnreachable } from "../src/unreachable.ts"
 import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -24,6 +26,41 @@ interface Answer {
 }
 
 const KINDS: ReadonlyArray<Kind> = ["create", "keyed", "bulk", "list"]
+
+/**
+ * Holds the jobs table in `mode` in a transaction of its own (a connection of its own), so that the statements that
+ * need it wait in the database; the returned function lets it go (commits) and waits until it has.
+ */
+const holdJobs = async (h: Harness, mode: "SHARE ROW EXCLUSIVE" | "ACCESS EXCLUSIVE") => {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const holding = new Promise<void>((resolve) => (locked = resolve))
+  const done = h.run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql.unsafe(`LOCK TABLE jobs IN ${mode} MODE`)
+      locked()
+      yield* Effect.promise(() => released)
+    }))))
+  await holding
+  return async () => {
+    release()
+    await done
+  }
+}
+
+/** Ends (`pg_terminate_backend`) or cancels (`pg_cancel_backend`) the test database's statements that wait for a lock; waits (at most 3 s) until there is one. */
+const signalWaiting = async (h: Harness, signal: "pg_terminate_backend" | "pg_cancel_backend") => {
+  for (let i = 0; i < 150; i++) {
+    const [{ n }] = (await h.sql(
+      `SELECT count(${signal}(pid))::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`
+    )) as [{ n: number }]
+    if (n > 0) return n
+    await sleep(20)
+  }
+  return 0
+}
 
 describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL ends the server's backends under load", () => {
   let h: Harness
@@ -183,53 +220,71 @@ describe.skipIf(testDatabaseKind() !== "postgres")("creates that travel together
   })
   afterAll(() => h?.close())
 
-  /** Ends the test database's backends that wait for a lock; waits (at most 3 s) until there is one. */
-  const endWaiting = async () => {
-    for (let i = 0; i < 150; i++) {
-      const [{ n }] = (await h.sql(
-        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`
-      )) as [{ n: number }]
-      if (n > 0) return n
-      await sleep(20)
-    }
-    return 0
-  }
-
   it("are each answered 503, and none is sent again on its own (it could find its own job taken)", async () => {
     const { api, tenantId } = await h.as("Together")
-    // a transaction of its own holds the jobs table, so that every create waits in the database until it commits
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let locked!: () => void
-    const holding = new Promise<void>((resolve) => (locked = resolve))
-    const holder = h.run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql`LOCK TABLE jobs IN SHARE ROW EXCLUSIVE MODE`
-        locked()
-        yield* Effect.promise(() => released)
-      }))))
-    await holding
+    // every create waits in the database until the holder lets the jobs table go
+    const release = await holdJobs(h, "SHARE ROW EXCLUSIVE")
     try {
       const first = api.post("/api-jobs", nestedJob("TOGETHER-A"))
       await sleep(100) // A is in flight (waiting for the lock): B and C wait for the one slot
       const together = [api.post("/api-jobs", nestedJob("TOGETHER-B")), api.post("/api-jobs", nestedJob("TOGETHER-C"))]
       await sleep(100)
-      expect(await endWaiting()).toBe(1) // A's statement
+      expect(await signalWaiting(h, "pg_terminate_backend")).toBe(1) // A's statement
       expectError(await first, 503, "SERVICE_UNAVAILABLE")
-      expect(await endWaiting()).toBe(1) // B's and C's, one statement
+      expect(await signalWaiting(h, "pg_terminate_backend")).toBe(1) // B's and C's, one statement
       await sleep(300) // a create sent again on its own would now wait for the lock
-      release()
+      await release()
       for (const res of await Promise.all(together)) {
         expectError(res, 503, "SERVICE_UNAVAILABLE")
         expect(res.headers.get("retry-after")).toBe("5")
       }
     } finally {
-      release()
-      await holder
+      await release()
     }
     // none committed (each was ended while it waited), and none was written since
     expect(await h.sql("SELECT job_number FROM jobs WHERE tenant_id = $1", [tenantId])).toEqual([])
     expect((await api.post("/api-jobs", nestedJob("TOGETHER-B"))).status).toBe(201)
+  })
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL gives up on a statement (statement_timeout, pg_cancel_backend, lock_timeout)", () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startServer()
+  })
+  afterAll(() => h?.close())
+
+  it("a list and a create the database cancels are 503 with Retry-After, not 500, and the create wrote nothing", async () => {
+    const { api, tenantId } = await h.as("Cancelled")
+    expect((await api.get("/api-jobs?limit=1")).status).toBe(200) // the key is known: only the jobs wait
+    const release = await holdJobs(h, "ACCESS EXCLUSIVE") // no read or write of it proceeds
+    try {
+      for (const request of [() => api.get("/api-jobs?limit=5"), () => api.post("/api-jobs", nestedJob("CANCELLED-1"))]) {
+        const answer = request()
+        expect(await signalWaiting(h, "pg_cancel_backend")).toBe(1)
+        const res = await answer
+        expectError(res, 503, "SERVICE_UNAVAILABLE")
+        expect(res.headers.get("retry-after")).toBe("5")
+        expect(res.body.error.message).toBe("The database did not finish the request in time; retry later")
+      }
+    } finally {
+      await release()
+    }
+    expect(await h.sql("SELECT job_number FROM jobs WHERE tenant_id = $1", [tenantId])).toEqual([])
+    expect((await api.post("/api-jobs", nestedJob("CANCELLED-1"))).status).toBe(201)
+  })
+
+  it("a lock not had within lock_timeout is the database giving up too", async () => {
+    const release = await holdJobs(h, "ACCESS EXCLUSIVE")
+    try {
+      const exit = await h.run(Effect.exit(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SET LOCAL lock_timeout = '100ms'`
+          return yield* sql`SELECT count(*) FROM jobs`
+        })))))
+      expect(Exit.isFailure(exit) && databaseGaveUp(exit.cause) && !databaseUnreachable(exit.cause)).toBe(true)
+    } finally {
+      await release()
+    }
   })
 })
