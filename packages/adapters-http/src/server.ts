@@ -43,7 +43,7 @@ import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
 import { requestServices } from "./request-services.ts"
-import { databaseGaveUp, databaseUnreachable } from "./unreachable.ts"
+import { databaseUnavailable } from "./unavailable.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -342,21 +342,15 @@ export const routes = <R>(
                 Effect.as(unavailable(`The request did not finish within ${Duration.format(options.requestTimeout)}; retry later`))
               )
           }),
-          Effect.catchCause((cause) =>
-            Cause.hasInterruptsOnly(cause)
-              ? Effect.failCause(cause)
-              : databaseUnreachable(cause)
-              ? Effect.logWarning("database unreachable", request.method, request.url).pipe(
-                Effect.as(unavailable("The database is unreachable; retry later"))
-              )
-              : databaseGaveUp(cause)
-              ? Effect.logWarning("database gave up on the statement", request.method, request.url).pipe(
-                Effect.as(unavailable("The database did not finish the request in time; retry later"))
-              )
+          Effect.catchCause((cause) => {
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            const why = databaseUnavailable(cause)
+            return why !== undefined
+              ? Effect.logWarning(why.log, request.method, request.url).pipe(Effect.as(unavailable(why.message)))
               : Effect.logError("unhandled error", request.method, request.url, cause).pipe(
                 Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
               )
-          ),
+          }),
           withServices
         )
         const answered = limit === undefined ? response : HttpServerResponse.setHeaders(response, limitHeaders(limit))

@@ -6,12 +6,13 @@
 // the next requests; and creates that travelled together in one statement are not sent again once its
 // connection is lost (it may have committed). And a statement the database gives up on (cancelled by a
 // statement_timeout or pg_cancel_backend, a lock not had within lock_timeout) is 503 too, having written nothing.
-// PostgreSQL only: PGlite runs inside the process.
+// A database that takes no writes (a standby, a primary demoted by a failover) is 503 as well. PostgreSQL only:
+// PGlite runs inside the process.
 import { testDatabaseKind } from "@mes/adapters-pg"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { databaseGaveUp, databaseUnreachable } from "../src/unreachable.ts"
+import { databaseUnavailable } from "../src/unavailable.ts"
 import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -132,7 +133,7 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL ends the server's
         yield* Effect.sleep("300 millis") // the FATAL arrives while nothing is in flight
         return yield* sql`SELECT 1 AS one`
       })))))
-    expect(Exit.isFailure(exit) && databaseUnreachable(exit.cause)).toBe(true)
+    expect(Exit.isFailure(exit) ? databaseUnavailable(exit.cause)?.log : exit).toBe("database unreachable")
     expect((await api.get("/api-jobs?limit=1")).status).toBe(200)
   })
 
@@ -282,9 +283,46 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL gives up on a sta
           yield* sql`SET LOCAL lock_timeout = '100ms'`
           return yield* sql`SELECT count(*) FROM jobs`
         })))))
-      expect(Exit.isFailure(exit) && databaseGaveUp(exit.cause) && !databaseUnreachable(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) ? databaseUnavailable(exit.cause)?.log : exit).toBe("database gave up on the statement")
     } finally {
       await release()
     }
+  })
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL takes no writes (a standby, a demoted primary, default_transaction_read_only)", () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startServer()
+  })
+  afterAll(() => h?.close())
+
+  /** Sets the test database's default for new sessions, and ends every session of it so that the pool's new ones take it. */
+  const readOnly = async (on: boolean) => {
+    await h.run(Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET TRANSACTION READ WRITE`
+        yield* sql.unsafe(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I ${on ? "SET default_transaction_read_only = on" : "RESET default_transaction_read_only"}', current_database()); END $$`)
+      }))))
+    // this statement's own session ends too: its answer never comes
+    await h.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database()").catch(() => undefined)
+  }
+
+  it("a request is 503 with Retry-After, not 500, and the server serves again once the database takes writes", async () => {
+    const { api } = await h.as("ReadOnly")
+    await readOnly(true)
+    try {
+      // the first request of a key notes its use: a write, even for a list
+      for (const res of [await api.get("/api-jobs?limit=1"), await api.post("/api-jobs", nestedJob("RO-1"))]) {
+        expectError(res, 503, "SERVICE_UNAVAILABLE")
+        expect(res.headers.get("retry-after")).toBe("5")
+        expect(res.body.error.message).toBe("The database takes no writes now (read-only); retry later")
+      }
+    } finally {
+      await readOnly(false)
+    }
+    let back = await api.post("/api-jobs", nestedJob("RO-1"))
+    for (let i = 0; i < 20 && back.status === 503; i++) back = await sleep(100).then(() => api.post("/api-jobs", nestedJob("RO-1")))
+    expect(back.status).toBe(201)
   })
 })
