@@ -1,6 +1,6 @@
 // Which failures of the database are answered 503 SERVICE_UNAVAILABLE with Retry-After instead of 500: it cannot
-// be reached, it gave up on the request's statement, or it takes no writes now. In each case nothing of the
-// statement (or of its transaction) was kept, and the same request may succeed later.
+// be reached, it gave up on the request's statement, it takes no writes now, or it is out of resources. In each
+// case nothing of the statement (or of its transaction) was kept, and the same request may succeed later.
 import type * as Cause from "effect/Cause"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
@@ -50,6 +50,13 @@ const kinds: ReadonlyArray<Unavailable & { readonly is: (e: SqlError) => boolean
     is: (e) => sqlState(e) === "25006",
     log: "database read-only",
     message: "The database takes no writes now (read-only); retry later"
+  },
+  {
+    // class 53, insufficient resources: too many connections (53300, at connect: max_connections or a role's or a
+    // database's connection limit), disk full (53100), out of memory (53200)
+    is: (e) => sqlState(e)?.startsWith("53") === true,
+    log: "database out of resources",
+    message: "The database is out of resources (connections, memory or disk); retry later"
   }
 ]
 

@@ -6,8 +6,8 @@
 // the next requests; and creates that travelled together in one statement are not sent again once its
 // connection is lost (it may have committed). And a statement the database gives up on (cancelled by a
 // statement_timeout or pg_cancel_backend, a lock not had within lock_timeout) is 503 too, having written nothing.
-// A database that takes no writes (a standby, a primary demoted by a failover) is 503 as well. PostgreSQL only:
-// PGlite runs inside the process.
+// A database that takes no writes (a standby, a primary demoted by a failover) or is out of resources (too many
+// connections, a full disk) is 503 as well. PostgreSQL only: PGlite runs inside the process.
 import { testDatabaseKind } from "@mes/adapters-pg"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -324,5 +324,33 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL takes no writes (
     let back = await api.post("/api-jobs", nestedJob("RO-1"))
     for (let i = 0; i < 20 && back.status === 503; i++) back = await sleep(100).then(() => api.post("/api-jobs", nestedJob("RO-1")))
     expect(back.status).toBe(201)
+  })
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL is out of resources (class 53: connections, disk, memory)", () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startServer()
+  })
+  afterAll(() => h?.close())
+
+  it.each([
+    ["53100", "a disk that is full"],
+    ["53300", "too many connections"]
+  ])("a statement failing with %s (%s) is 503 with Retry-After, not 500", async (code) => {
+    const { api } = await h.as(`Resources ${code}`)
+    // the database's own error, raised where a full disk would raise it: on the insert
+    await h.sql(`CREATE OR REPLACE FUNCTION test_out_of_resources() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'out of resources' USING ERRCODE = '${code}'; END $$`)
+    await h.sql("CREATE TRIGGER test_out_of_resources BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION test_out_of_resources()")
+    try {
+      const res = await api.post("/api-jobs", nestedJob(`RES-${code}`))
+      expectError(res, 503, "SERVICE_UNAVAILABLE")
+      expect(res.headers.get("retry-after")).toBe("5")
+      expect(res.body.error.message).toBe("The database is out of resources (connections, memory or disk); retry later")
+    } finally {
+      await h.sql("DROP TRIGGER test_out_of_resources ON jobs")
+    }
+    expect((await api.post("/api-jobs", nestedJob(`RES-${code}`))).status).toBe(201)
   })
 })
