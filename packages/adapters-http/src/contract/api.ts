@@ -233,9 +233,9 @@ export class Api extends HttpApi.make("mes")
       "Versions: `GET ?id=` answers an `ETag`; a PATCH with `If-Match: <etag>` is 412 PRECONDITION_FAILED when",
       "the record changed since, and nothing is written. Without If-Match, PATCH does not check.",
       "",
-      "503 SERVICE_UNAVAILABLE with `Retry-After` when the database is unreachable or a request outlives",
-      "MES_REQUEST_TIMEOUT. Probes: `GET /functions/v1/health` (live) and `GET /functions/v1/ready` (database",
-      "and migrations)."
+      "503 SERVICE_UNAVAILABLE with `Retry-After` when the database cannot serve the request now (unreachable,",
+      "read-only, out of resources, or it gave up on the statement) or a request outlives MES_REQUEST_TIMEOUT.",
+      "Probes: `GET /functions/v1/health` (live) and `GET /functions/v1/ready` (database and migrations)."
     ].join("\n")
   })) {}
 

@@ -45,7 +45,7 @@ export class ConflictError extends Schema.Class<ConflictError>("ConflictError")(
 export class ValidationError extends Schema.Class<ValidationError>("ValidationError")(errorBody(["VALIDATION_ERROR"]).fields, { httpApiStatus: 422 }) {}
 /** PATCH with an If-Match that names an older version of the record. */
 export class PreconditionFailedError extends Schema.Class<PreconditionFailedError>("PreconditionFailedError")(errorBody(["PRECONDITION_FAILED"]).fields, { httpApiStatus: 412 }) {}
-/** The database is unreachable or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
+/** The database cannot serve the request now (unavailable.ts) or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
 export class ServiceUnavailableError extends Schema.Class<ServiceUnavailableError>("ServiceUnavailableError")(errorBody(["SERVICE_UNAVAILABLE"]).fields, { httpApiStatus: 503 }) {}
 
 /** The tenant's plan allows no more requests today (cloud mode, spec 8); comes with `Retry-After`. */

@@ -132,7 +132,7 @@ const ERROR_RESPONSES: Readonly<Record<string, string>> = {
   "422": "VALIDATION_ERROR: `details` names each invalid field (constraint, value); also an Idempotency-Key reused with another request.",
   "429": "RATE_LIMIT_EXCEEDED: the tenant's daily request limit (cloud plans); `Retry-After` says when to try again.",
   "500": "INTERNAL_ERROR: the task failed.",
-  "503": "SERVICE_UNAVAILABLE: the database is unreachable or the request took too long; retry after `Retry-After` seconds."
+  "503": "SERVICE_UNAVAILABLE: the database cannot serve the request now (unreachable, read-only, out of resources, or it gave up on the statement) or the request took too long; retry after `Retry-After` seconds."
 }
 
 const RETRY_AFTER = { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } }
