@@ -13,9 +13,7 @@ import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { databaseUnavailable } from "../src/unavailable.ts"
-import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+import { client, expectError, type Harness, nestedJob, type Reply, sleep, startServer } from "./harness.ts"
 
 type Kind = "create" | "keyed" | "bulk" | "list"
 interface Answer {

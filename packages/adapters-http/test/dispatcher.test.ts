@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryStore, EVENT_TYPES, UrlGuard } from "@mes/domain"
 import { Db, DeliveryStorePg, eventWrites, testDatabaseKind } from "@mes/adapters-pg"
 import { CommitSignal, DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
-import { type Harness, nestedJob, startServer } from "./harness.ts"
+import { type Harness, nestedJob, sleep, startServer } from "./harness.ts"
 
 // ---------------------------------------------------------------------------------------------
 // a receiver that records every request and answers as each path is told
@@ -123,8 +123,6 @@ const startDispatcher = async (
   running.push(stop)
   return { stop }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitFor = async <A>(what: string, probe: () => A | undefined | false | Promise<A | undefined | false>, timeoutMs = 5_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs

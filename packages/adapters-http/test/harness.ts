@@ -127,6 +127,9 @@ export const expectError = (res: Reply, status: number, code: string) => {
   expect(res.headers.get("content-type")).toMatch(/^application\/json/)
 }
 
+/** Waits `ms` milliseconds. */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
 /** An error's details, in order, each as "field constraint". */
 export const detailsOf = (res: Reply): Array<string> =>
   (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)

@@ -9,10 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
 import { UrlGuard } from "@mes/domain"
 import { WebhookDispatcher } from "../src/index.ts"
-import { client, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, sleep, startServer } from "./harness.ts"
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts"
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const timed = async <A>(f: () => Promise<A>) => {
   const t0 = Date.now()

@@ -16,7 +16,7 @@ import { Effect, Exit, Layer, References, Scope } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { EVENT_TYPES, UrlGuard } from "@mes/domain"
 import { WebhookDispatcher } from "../src/index.ts"
-import { client, type Harness, type Reply, startServer } from "./harness.ts"
+import { client, type Harness, type Reply, sleep, startServer } from "./harness.ts"
 import { Labels, serialize, shape, type ShapeOptions, shapeText } from "./wire-shape.ts"
 
 /** The outbox as test 13 found it before its dispatcher fanned the events out. */
@@ -76,8 +76,6 @@ const pin = (label: string, res: Reply, status: number, options: ShapeOptions & 
   expect.soft(`HTTP ${res.status}\n${serialize(shape(res.body, labels, options))}`).toMatchSnapshot(numbered(label))
   return res.body.data
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ids shared by the steps, named as they are created
 const id: Record<string, string> = {}
