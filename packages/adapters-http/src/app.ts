@@ -60,7 +60,7 @@ const apiRoutes = (options?: Partial<ServerOptions>) =>
       ...(yield* partImageHandlersOf(files).pipe(Effect.provide(PartImages.layer), Effect.provideService(Storage, files.storage)))
     }
     // Effect RPC of the domain's use cases (JSON over POST), API keys as for REST
-    const rpc = yield* rpcHttpHandler
+    const rpc = yield* rpcHttpHandler(config)
     return {
       config,
       api: routes(handlers, config, [

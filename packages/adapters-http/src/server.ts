@@ -43,7 +43,7 @@ import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
 import { requestServices } from "./request-services.ts"
-import { databaseUnavailable } from "./unavailable.ts"
+import { databaseUnavailable, timedOutMessage } from "./unavailable.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -339,7 +339,7 @@ export const routes = <R>(
             duration: options.requestTimeout,
             orElse: () =>
               Effect.logWarning("request timed out", request.method, request.url).pipe(
-                Effect.as(unavailable(`The request did not finish within ${Duration.format(options.requestTimeout)}; retry later`))
+                Effect.as(unavailable(timedOutMessage(options.requestTimeout)))
               )
           }),
           Effect.catchCause((cause) => {

@@ -2,6 +2,7 @@
 // be reached, it gave up on the request's statement, it takes no writes now, or it is out of resources. In each
 // case nothing of the statement (or of its transaction) was kept, and the same request may succeed later.
 import type * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
 /** The SQL errors among a cause's failures and defects. */
@@ -65,3 +66,7 @@ export const databaseUnavailable = (cause: Cause.Cause<unknown>): Unavailable | 
   const errors = sqlErrors(cause)
   return kinds.find((k) => errors.some(k.is))
 }
+
+/** What a request past MES_REQUEST_TIMEOUT is told (its work was interrupted, its transaction rolled back). */
+export const timedOutMessage = (requestTimeout: Duration.Duration) =>
+  `The request did not finish within ${Duration.format(requestTimeout)}; retry later`

@@ -5,7 +5,9 @@ import * as Layer from "effect/Layer"
 import { FetchHttpClient } from "effect/http"
 import { RpcClient, RpcSerialization } from "effect/rpc"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Harness, nestedJob, startServer } from "../../adapters-http/test/harness.ts"
+import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
+import { type Harness, nestedJob, sleep, startServer } from "../../adapters-http/test/harness.ts"
+import { startTcpProxy, type TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
   Forbidden,
   InvalidStateTransition,
@@ -14,6 +16,7 @@ import {
   type MesRpcClientShape,
   MesRpcs,
   NotFound,
+  ServiceUnavailable,
   Unauthorized,
   ValidationFailed
 } from "../src/index.ts"
@@ -30,8 +33,8 @@ afterAll(() => h.close())
 
 const UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
-const withClient = <A, E>(apiKey: string, f: (rpc: MesRpcClientShape) => Effect.Effect<A, E>) =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(makeMesRpcClient({ baseUrl: h.url, apiKey }), f)))
+const withClient = <A, E>(apiKey: string, f: (rpc: MesRpcClientShape) => Effect.Effect<A, E>, baseUrl = h.url) =>
+  Effect.runPromise(Effect.scoped(Effect.flatMap(makeMesRpcClient({ baseUrl, apiKey }), f)))
 
 describe("Effect RPC at /functions/v1/rpc", () => {
   it("creates a job, runs an operation's lifecycle, records time and an issue, as the key's tenant (typed answers)", async () => {
@@ -134,5 +137,65 @@ describe("Effect RPC in cloud mode", () => {
     } finally {
       await cloud.close()
     }
+  })
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("Effect RPC while the database cannot serve (PostgreSQL through a TCP proxy)", () => {
+  let proxy: TcpProxy
+  let s: Harness
+  beforeAll(async () => {
+    const target = new URL(process.env.DATABASE_URL!)
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+    // a connection attempt outlives the request: a call waiting for one is cut by MES_REQUEST_TIMEOUT
+    s = await startServer({ database: testDatabase({ viaPort: proxy.port }), env: { MES_REQUEST_TIMEOUT: "800ms", MES_DB_CONNECT_TIMEOUT: "2s" } })
+  })
+  afterAll(async () => {
+    proxy?.restore()
+    await s?.close()
+    await proxy?.close()
+  })
+
+  const getJob = (apiKey: string) => withClient(apiKey, (rpc) => Effect.flip(rpc.GetJob({ id: UNKNOWN })), s.url)
+  /** Once the database is back, the call is answered again (NotFound for the unknown id). */
+  const servedAgain = async (apiKey: string) => {
+    let back = await getJob(apiKey)
+    for (let i = 0; i < 80 && back._tag === "ServiceUnavailable"; i++) back = await sleep(100).then(() => getJob(apiKey))
+    expect(back).toBeInstanceOf(NotFound)
+  }
+
+  it("a call is ServiceUnavailable (503, REST's message), not a defect, while the database refuses connections: in the handler (warm key) and in authenticating the key (cold)", async () => {
+    const { key: warm } = await s.as("RPC warm key")
+    const { key: cold } = await s.as("RPC cold key")
+    expect(await getJob(warm)).toBeInstanceOf(NotFound) // the key is in the auth cache now
+    proxy.cut()
+    try {
+      for (const apiKey of [warm, cold]) {
+        const e = await getJob(apiKey)
+        expect(e).toBeInstanceOf(ServiceUnavailable)
+        expect(e).toMatchObject({ code: "SERVICE_UNAVAILABLE", statusCode: 503, message: "The database is unreachable; retry later" })
+      }
+    } finally {
+      proxy.restore()
+    }
+    await servedAgain(cold)
+  })
+
+  it("a call past MES_REQUEST_TIMEOUT is ServiceUnavailable, while the network swallows every packet", async () => {
+    const { key } = await s.as("RPC timeout")
+    expect(await getJob(key)).toBeInstanceOf(NotFound)
+    proxy.blackHole()
+    const messages: Array<string> = []
+    try {
+      // the first call may fail at once on a dropped pooled connection; the next ones wait for a connection
+      for (let i = 0; i < 3; i++) {
+        const e = await getJob(key)
+        expect(e).toBeInstanceOf(ServiceUnavailable)
+        messages.push(e.message)
+      }
+    } finally {
+      proxy.restore()
+    }
+    expect(messages).toContain("The request did not finish within 800ms; retry later")
+    await servedAgain(key)
   })
 })

@@ -53,7 +53,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   ...body("RATE_LIMIT_EXCEEDED", 429),
   rateLimitInfo: Schema.optionalKey(RateLimitInfo)
 }) {}
-/** 503: the database cannot serve the request now (unreachable, read-only, out of resources, it gave up on the statement) or the request outlived its time (REST only; retry after `Retry-After`). */
+/** 503: the database cannot serve the request now (unreachable, read-only, out of resources, it gave up on the statement) or the request outlived MES_REQUEST_TIMEOUT; retry later (REST says when in `Retry-After`). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", body("SERVICE_UNAVAILABLE", 503)) {}
 /** 500: an error the server reports in its envelope (e.g. a failed monthly reset). */
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", body("INTERNAL_ERROR", 500)) {}

@@ -1,7 +1,10 @@
 // The RPC group's server (issue 13 item 2b): each call authenticated with an API key (MesRpcAuth), run as the
 // key's tenant by the same domain services the REST handlers use; each domain error becomes its tagged schema
 // twin (rpc/errors.ts: same tag, plus the REST API's code, status and details). Served at /functions/v1/rpc
-// (JSON over HTTP POST) by `mes serve`.
+// (JSON over HTTP POST) by `mes serve`. A call the database cannot serve now, or one past MES_REQUEST_TIMEOUT, fails
+// with ServiceUnavailable, as REST answers 503 (unavailable.ts), not with a defect.
+import * as Cause from "effect/Cause"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
@@ -9,7 +12,8 @@ import * as Option from "effect/Option"
 import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
-import { fromEnvelope, MesRpcAuth, MesRpcs, Unauthorized } from "./group.ts"
+import { databaseUnavailable, timedOutMessage } from "../unavailable.ts"
+import { fromEnvelope, MesRpcAuth, MesRpcs, ServiceUnavailable, Unauthorized } from "./group.ts"
 
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
 const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
@@ -20,22 +24,45 @@ const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
  */
 const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value, undefined, true)))
 
+/**
+ * A call (its authentication and its handler) that fails with ServiceUnavailable where REST answers 503: past
+ * `requestTimeout` (interrupted, its transaction rolled back), or failed because the database cannot serve it now.
+ */
+const servedOrUnavailable = (requestTimeout: Duration.Duration, rpc: string) => <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  call.pipe(
+    Effect.timeoutOrElse({
+      duration: requestTimeout,
+      orElse: () =>
+        Effect.logWarning("request timed out", "RPC", rpc).pipe(
+          Effect.andThen(Effect.fail(new ServiceUnavailable({ message: timedOutMessage(requestTimeout) })))
+        )
+    }),
+    Effect.catchCause((cause) => {
+      const why = Cause.hasInterruptsOnly(cause) ? undefined : databaseUnavailable(cause)
+      return why === undefined
+        ? Effect.failCause(cause)
+        : Effect.logWarning(why.log, "RPC", rpc).pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ message: why.message }))))
+    })
+  )
+
 /** Each call: the key's tenant, counted against its plan's daily limit like a REST request (cloud mode). */
-const AuthLive = Layer.effect(MesRpcAuth, Effect.gen(function*() {
-  const tenants = yield* Tenants
-  const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
-  const unauthorized = new Unauthorized({ message: "Invalid or missing API key" })
-  return MesRpcAuth.of((effect, { headers }) => {
-    const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
-    const key = c.bearer ?? c.apiKey
-    if (key === undefined) return Effect.fail(unauthorized)
-    return tenants.authenticate(key).pipe(
-      Effect.mapError(() => unauthorized),
-      Effect.tap((k) => rateLimits.admit({ id: k.tenantId, plan: k.plan }).pipe(Effect.mapError(toRpcError))),
-      Effect.flatMap((k) => Effect.provideService(effect, CurrentTenant, { id: k.tenantId, plan: k.plan, via: "api_key" }))
-    )
-  })
-}))
+const AuthLive = (requestTimeout: Duration.Duration) =>
+  Layer.effect(MesRpcAuth, Effect.gen(function*() {
+    const tenants = yield* Tenants
+    const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
+    const unauthorized = new Unauthorized({ message: "Invalid or missing API key" })
+    return MesRpcAuth.of((effect, { headers, rpc }) => {
+      const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
+      const key = c.bearer ?? c.apiKey
+      if (key === undefined) return Effect.fail(unauthorized)
+      return tenants.authenticate(key).pipe(
+        Effect.mapError(() => unauthorized),
+        Effect.tap((k) => rateLimits.admit({ id: k.tenantId, plan: k.plan }).pipe(Effect.mapError(toRpcError))),
+        Effect.flatMap((k) => Effect.provideService(effect, CurrentTenant, { id: k.tenantId, plan: k.plan, via: "api_key" })),
+        servedOrUnavailable(requestTimeout, rpc._tag)
+      )
+    })
+  }))
 
 const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
   const jobs = yield* Jobs
@@ -65,6 +92,7 @@ const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
 }))
 
 /** The HTTP handler of the RPC endpoint (to register as a route); needs the domain services. */
-export const rpcHttpHandler = RpcServer.toHttpEffect(MesRpcs).pipe(
-  Effect.provide(Layer.mergeAll(HandlersLive, AuthLive, RpcSerialization.layerJson))
-)
+export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Duration }) =>
+  RpcServer.toHttpEffect(MesRpcs).pipe(
+    Effect.provide(Layer.mergeAll(HandlersLive, AuthLive(options.requestTimeout), RpcSerialization.layerJson))
+  )
