@@ -6,8 +6,9 @@
 // the next requests; and creates that travelled together in one statement are not sent again once its
 // connection is lost (it may have committed). And a statement the database gives up on (cancelled by a
 // statement_timeout or pg_cancel_backend, a lock not had within lock_timeout) is 503 too, having written nothing.
-// A database that takes no writes (a standby, a primary demoted by a failover) or is out of resources (too many
-// connections, a full disk) is 503 as well. PostgreSQL only: PGlite runs inside the process.
+// A database that takes no writes (a standby, a primary demoted by a failover) serves reads, even to a key not
+// used before, and answers writes 503; one out of resources (too many connections, a full disk) is 503 as well.
+// PostgreSQL only: PGlite runs inside the process.
 import { testDatabaseKind } from "@mes/adapters-pg"
 import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -306,12 +307,20 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL takes no writes (
     await h.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database()").catch(() => undefined)
   }
 
-  it("a request is 503 with Retry-After, not 500, and the server serves again once the database takes writes", async () => {
+  it("reads are served, to a key used before and to a new one; a write is 503 with Retry-After, not 500; writes are taken again once the database takes them", async () => {
     const { api } = await h.as("ReadOnly")
+    const job = await api.post("/api-jobs", nestedJob("RO-0", 1, 2))
+    expect(job.status).toBe(201)
+    const { api: fresh } = await h.as("ReadOnly, a key not used before")
     await readOnly(true)
     try {
-      // the first request of a key notes its use: a write, even for a list
-      for (const res of [await api.get("/api-jobs?limit=1"), await api.post("/api-jobs", nestedJob("RO-1"))]) {
+      // a key's first use would note it (a write): on a database that takes none, it is authenticated without
+      const reads = [await api.get(`/api-jobs?id=${job.body.data.job_id}`), await api.get("/api-operations"), await fresh.get("/api-jobs")]
+      expect(reads.map((r) => r.status)).toEqual([200, 200, 200])
+      expect(reads[0]!.body.data.job.job_number).toBe("RO-0")
+      expect(reads[1]!.body.data.operations).toHaveLength(2)
+      expect(reads[2]!.body.data.jobs).toEqual([])
+      for (const res of [await api.post("/api-jobs", nestedJob("RO-1")), await fresh.post("/api-jobs", nestedJob("RO-1"))]) {
         expectError(res, 503, "SERVICE_UNAVAILABLE")
         expect(res.headers.get("retry-after")).toBe("5")
         expect(res.body.error.message).toBe("The database takes no writes now (read-only); retry later")

@@ -69,6 +69,10 @@ const constraintOf = (e: SqlError): string | undefined => {
   return cause?.constraint ?? cause?.cause?.constraint
 }
 
+/** read_only_sql_transaction (25006): the database takes no writes now (a standby, a demoted primary, default_transaction_read_only). */
+export const takesNoWrites = (e: SqlError): boolean =>
+  (e.reason as { readonly cause?: { readonly code?: unknown } }).cause?.code === "25006"
+
 /**
  * A transaction the database rolled back because of another one: deadlock_detected (40P01) and serialization_failure
  * (40001), as the driver classifies them. The locking rules (ARCHITECTURE 2) are meant to leave none; should one

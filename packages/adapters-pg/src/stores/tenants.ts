@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type ApiKey, jsonText, type KeyCandidate, type SessionRow, type Tenant, TenantStore } from "@mes/domain"
+import { takesNoWrites } from "../constraints.ts"
 import { listPage } from "./crud.ts"
 
 export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
@@ -25,18 +26,23 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
         Effect.orDie
       ),
     // the same round trip notes the use of the presented key (its hash) when it is a working key: a key used
-    // all day is written once a minute at most, and a row being written is skipped, not waited on
-    keysByPrefix: (prefix, usedHash) =>
-      sql<KeyCandidate>`
+    // all day is written once a minute at most, and a row being written is skipped, not waited on. A database
+    // that takes no writes (a standby, a primary demoted by a failover) still authenticates, without noting the
+    // use, so that reads go on being served (writes are 503)
+    keysByPrefix: (prefix, usedHash) => {
+      const candidates = sql<KeyCandidate>`
+        SELECT k.id, k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
+        FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`
+      return sql<KeyCandidate>`
         WITH used AS (
           UPDATE api_keys k SET last_used_at = now()
           FROM tenants t WHERE t.id = k.tenant_id AND t.status = 'active'
             AND k.key_prefix = ${prefix} AND k.key_hash = ${usedHash} AND k.revoked_at IS NULL
             AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
         )
-        SELECT k.id, k.tenant_id, k.key_hash, t.plan, t.status AS tenant_status
-        FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-        WHERE k.key_prefix = ${prefix} AND k.revoked_at IS NULL`.pipe(Effect.orDie),
+        ${candidates}`.pipe(Effect.catchIf(takesNoWrites, () => candidates), Effect.orDie)
+    },
     listKeys: (tenantId, q) =>
       listPage<ApiKey>(sql, {
         table: "api_keys",
