@@ -36,6 +36,7 @@ import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
 import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
+import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
 import * as http from "node:http"
@@ -100,6 +101,16 @@ const resolve = (o: DispatcherOptions): Resolved => {
     leaseMs: Math.max(ms(o.lease ?? timeoutMs + 50_000), timeoutMs + 1_000),
     graceMs: ms(o.shutdownGrace ?? "5 seconds")
   }
+}
+
+/**
+ * A warning about a dispatcher step that failed. While the database cannot serve (unreachable, read-only, out of
+ * resources: the REST server's 503 rules), the reason in a few words, not the cause with its trace: the step is
+ * retried every 250 ms to 1 s for as long as that lasts. Any other failure is logged with its cause.
+ */
+const warnFailed = (what: string, then: string, cause: Cause.Cause<unknown>) => {
+  const why = databaseUnavailable(cause)
+  return why !== undefined ? Effect.logWarning(`${what} (${why.log}); ${then}`) : Effect.logWarning(`${what}; ${then}`, cause)
 }
 
 /**
@@ -415,7 +426,7 @@ const make = (options: DispatcherOptions) =>
         for (;;) {
           const exit = yield* Effect.exit(store.record(records))
           if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) || Date.now() >= giveUpAt) return yield* exit
-          yield* Effect.logWarning("webhook dispatcher: could not record attempts; retrying", exit.cause)
+          yield* warnFailed("webhook dispatcher: could not record attempts", "retrying", exit.cause)
           yield* Effect.sleep(250)
         }
       })
@@ -427,7 +438,7 @@ const make = (options: DispatcherOptions) =>
         recording = 0
         if (Exit.isFailure(exit)) {
           if (Cause.hasInterruptsOnly(exit.cause)) return yield* exit
-          yield* Effect.logWarning(`webhook dispatcher: could not record ${batch.length} attempt(s) (their leases will expire)`, exit.cause)
+          yield* warnFailed(`webhook dispatcher: could not record ${batch.length} attempt(s)`, "their leases will expire", exit.cause)
         } else {
           for (const r of batch) yield* logOutcome(r)
         }
@@ -495,7 +506,7 @@ const make = (options: DispatcherOptions) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
           // e.g. the database is unreachable: say so, and try again a little later
-          : Effect.logWarning("webhook dispatcher: polling failed; retrying", cause).pipe(
+          : warnFailed("webhook dispatcher: polling failed", "retrying", cause).pipe(
             Effect.andThen(Effect.sleep(Math.max(config.pollMs, 1_000))),
             Effect.as(false)
           )
@@ -530,7 +541,7 @@ const make = (options: DispatcherOptions) =>
         inFlight.clear()
         if (pending.length > 0) {
           yield* store.release(pending).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("webhook dispatcher: could not release leases", cause))
+            Effect.catchCause((cause) => warnFailed("webhook dispatcher: could not release leases", "they expire", cause))
           )
         }
       })
