@@ -46,8 +46,8 @@ const kinds: ReadonlyArray<Unavailable & { readonly is: (e: SqlError) => boolean
     message: "The database did not finish the request in time; retry later"
   },
   {
-    // 25006 read_only_sql_transaction: a standby, a primary demoted by a failover, or default_transaction_read_only
-    // (every request writes, if only the key's last use)
+    // 25006 read_only_sql_transaction: a standby, a primary demoted by a failover, or default_transaction_read_only;
+    // a write (reads go on: the key lookup falls back to not noting the key's use, stores/tenants.ts)
     is: (e) => sqlState(e) === "25006",
     log: "database read-only",
     message: "The database takes no writes now (read-only); retry later"
