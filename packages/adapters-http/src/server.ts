@@ -2,7 +2,6 @@
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
 import { createHash } from "node:crypto"
 import { ServerResponse } from "node:http"
-import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -43,7 +42,7 @@ import { Api, BASE_PATH, endpoints, listSpecs } from "./contract/api.ts"
 import { errorEnvelope, fromDomainError } from "./errors.ts"
 import { CommitSignal } from "./webhooks/commit-signal.ts"
 import { requestServices } from "./request-services.ts"
-import { databaseUnavailable, timedOutMessage } from "./unavailable.ts"
+import { answerUnavailable } from "./unavailable.ts"
 
 export interface ApiRequest {
   readonly query: Readonly<Record<string, string>>
@@ -335,22 +334,16 @@ export const routes = <R>(
             if (e._tag === "RateLimited") limit = e.info
             return Effect.succeed(json(envelope.error.statusCode, envelope, e._tag === "RateLimited" ? { "retry-after": String(e.info.retryAfter) } : {}))
           }),
-          Effect.timeoutOrElse({
-            duration: options.requestTimeout,
-            orElse: () =>
-              Effect.logWarning("request timed out", request.method, request.url).pipe(
-                Effect.as(unavailable(timedOutMessage(options.requestTimeout)))
-              )
-          }),
-          Effect.catchCause((cause) => {
-            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-            const why = databaseUnavailable(cause)
-            return why !== undefined
-              ? Effect.logWarning(why.log, request.method, request.url).pipe(Effect.as(unavailable(why.message)))
-              : Effect.logError("unhandled error", request.method, request.url, cause).pipe(
-                Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
-              )
-          }),
+          (answering) =>
+            answerUnavailable(answering, {
+              requestTimeout: options.requestTimeout,
+              labels: [request.method, request.url],
+              unavailable: (why) => Effect.succeed(unavailable(why.message)),
+              otherwise: (cause) =>
+                Effect.logError("unhandled error", request.method, request.url, cause).pipe(
+                  Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
+                )
+            }),
           withServices
         )
         const answered = limit === undefined ? response : HttpServerResponse.setHeaders(response, limitHeaders(limit))

@@ -1,8 +1,9 @@
 // Which failures of the database are answered 503 SERVICE_UNAVAILABLE with Retry-After instead of 500: it cannot
 // be reached, it gave up on the request's statement, it takes no writes now, or it is out of resources. In each
 // case nothing of the statement (or of its transaction) was kept, and the same request may succeed later.
-import type * as Cause from "effect/Cause"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
 /** The SQL errors among a cause's failures and defects. */
@@ -67,6 +68,33 @@ export const databaseUnavailable = (cause: Cause.Cause<unknown>): Unavailable | 
   return kinds.find((k) => errors.some(k.is))
 }
 
-/** What a request past MES_REQUEST_TIMEOUT is told (its work was interrupted, its transaction rolled back). */
-export const timedOutMessage = (requestTimeout: Duration.Duration) =>
-  `The request did not finish within ${Duration.format(requestTimeout)}; retry later`
+/**
+ * A request bounded by `requestTimeout` (past it, interrupted: its transaction rolls back) and answered by
+ * `unavailable(why)` when it timed out or failed because the database cannot serve it now, each logged as a warning
+ * with `labels`; any other failure goes to `otherwise`, and an interruption stays one. The REST server answers a 503
+ * response with it, the RPC server a ServiceUnavailable.
+ */
+export const answerUnavailable = <A, E, R, B, E2, E3, R3>(
+  request: Effect.Effect<A, E, R>,
+  options: {
+    readonly requestTimeout: Duration.Duration
+    readonly labels: ReadonlyArray<unknown>
+    readonly unavailable: (why: Unavailable) => Effect.Effect<B, E2>
+    readonly otherwise: (cause: Cause.Cause<E | E2>) => Effect.Effect<B, E3, R3>
+  }
+): Effect.Effect<A | B, E2 | E3, R | R3> => {
+  const answer = (why: Unavailable) => Effect.andThen(Effect.logWarning(why.log, ...options.labels), options.unavailable(why))
+  return request.pipe(
+    Effect.timeoutOrElse({
+      duration: options.requestTimeout,
+      orElse: () =>
+        answer({ log: "request timed out", message: `The request did not finish within ${Duration.format(options.requestTimeout)}; retry later` })
+    }),
+    Effect.catchCause((cause): Effect.Effect<B, E2 | E3, R3> => {
+      // an interruption carries no failure of E or E2
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const why = databaseUnavailable(cause)
+      return why !== undefined ? answer(why) : options.otherwise(cause)
+    })
+  )
+}

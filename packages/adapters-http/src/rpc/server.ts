@@ -3,7 +3,6 @@
 // twin (rpc/errors.ts: same tag, plus the REST API's code, status and details). Served at /functions/v1/rpc
 // (JSON over HTTP POST) by `mes serve`. A call the database cannot serve now, or one past MES_REQUEST_TIMEOUT, fails
 // with ServiceUnavailable, as REST answers 503 (unavailable.ts), not with a defect.
-import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,7 +11,7 @@ import * as Option from "effect/Option"
 import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
-import { databaseUnavailable, timedOutMessage } from "../unavailable.ts"
+import { answerUnavailable } from "../unavailable.ts"
 import { fromEnvelope, MesRpcAuth, MesRpcs, ServiceUnavailable, Unauthorized } from "./group.ts"
 
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
@@ -23,27 +22,6 @@ const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
  * not read again, so a list page's slabs go back once it is copied (DECISIONS: "A list page's bytes").
  */
 const plain = (value: unknown): unknown => JSON.parse(new TextDecoder().decode(encodeJson(value, undefined, true)))
-
-/**
- * A call (its authentication and its handler) that fails with ServiceUnavailable where REST answers 503: past
- * `requestTimeout` (interrupted, its transaction rolled back), or failed because the database cannot serve it now.
- */
-const servedOrUnavailable = (requestTimeout: Duration.Duration, rpc: string) => <A, E, R>(call: Effect.Effect<A, E, R>) =>
-  call.pipe(
-    Effect.timeoutOrElse({
-      duration: requestTimeout,
-      orElse: () =>
-        Effect.logWarning("request timed out", "RPC", rpc).pipe(
-          Effect.andThen(Effect.fail(new ServiceUnavailable({ message: timedOutMessage(requestTimeout) })))
-        )
-    }),
-    Effect.catchCause((cause) => {
-      const why = Cause.hasInterruptsOnly(cause) ? undefined : databaseUnavailable(cause)
-      return why === undefined
-        ? Effect.failCause(cause)
-        : Effect.logWarning(why.log, "RPC", rpc).pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ message: why.message }))))
-    })
-  )
 
 /** Each call: the key's tenant, counted against its plan's daily limit like a REST request (cloud mode). */
 const AuthLive = (requestTimeout: Duration.Duration) =>
@@ -59,7 +37,14 @@ const AuthLive = (requestTimeout: Duration.Duration) =>
         Effect.mapError(() => unauthorized),
         Effect.tap((k) => rateLimits.admit({ id: k.tenantId, plan: k.plan }).pipe(Effect.mapError(toRpcError))),
         Effect.flatMap((k) => Effect.provideService(effect, CurrentTenant, { id: k.tenantId, plan: k.plan, via: "api_key" })),
-        servedOrUnavailable(requestTimeout, rpc._tag)
+        // where REST answers 503, the call (its authentication and its handler) fails with ServiceUnavailable
+        (call) =>
+          answerUnavailable(call, {
+            requestTimeout,
+            labels: ["RPC", rpc._tag],
+            unavailable: (why) => Effect.fail(new ServiceUnavailable({ message: why.message })),
+            otherwise: Effect.failCause
+          })
       )
     })
   }))
