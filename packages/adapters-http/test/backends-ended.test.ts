@@ -14,7 +14,7 @@ import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { databaseUnavailable } from "../src/unavailable.ts"
-import { client, expectError, type Harness, nestedJob, type Reply, sleep, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, type Reply, retryWhile, sleep, startServer } from "./harness.ts"
 
 type Kind = "create" | "keyed" | "bulk" | "list"
 interface Answer {
@@ -328,8 +328,7 @@ describe.skipIf(testDatabaseKind() !== "postgres")("PostgreSQL takes no writes (
     } finally {
       await readOnly(false)
     }
-    let back = await api.post("/api-jobs", nestedJob("RO-1"))
-    for (let i = 0; i < 20 && back.status === 503; i++) back = await sleep(100).then(() => api.post("/api-jobs", nestedJob("RO-1")))
+    const back = await retryWhile(() => api.post("/api-jobs", nestedJob("RO-1")), (r) => r.status === 503, 20)
     expect(back.status).toBe(201)
   })
 })

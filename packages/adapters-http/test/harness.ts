@@ -130,6 +130,13 @@ export const expectError = (res: Reply, status: number, code: string) => {
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
+/** Sends again every 100 ms, at most `tries` more times, while `again(answer)` holds (a server coming back after an outage); the last answer. */
+export const retryWhile = async <T>(send: () => Promise<T>, again: (answer: T) => boolean, tries: number): Promise<T> => {
+  let answer = await send()
+  for (let i = 0; i < tries && again(answer); i++) answer = await sleep(100).then(send)
+  return answer
+}
+
 /** An error's details, in order, each as "field constraint". */
 export const detailsOf = (res: Reply): Array<string> =>
   (res.body.error.details as Array<{ field: string; constraint: string }>).map((d) => `${d.field} ${d.constraint}`)

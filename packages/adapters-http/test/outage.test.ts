@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
 import { UrlGuard } from "@mes/domain"
 import { WebhookDispatcher } from "../src/index.ts"
-import { client, expectError, type Harness, nestedJob, sleep, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, retryWhile, sleep, startServer } from "./harness.ts"
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts"
 
 const timed = async <A>(f: () => Promise<A>) => {
@@ -125,8 +125,7 @@ describe.skipIf(testDatabaseKind() !== "postgres")("the database becomes unreach
     const whileCut = [...warnings]
 
     proxy.restore()
-    let back = await api.get("/api-jobs")
-    for (let i = 0; i < 20 && back.status !== 200; i++) back = await (sleep(100).then(() => api.get("/api-jobs")))
+    const back = await retryWhile(() => api.get("/api-jobs"), (r) => r.status !== 200, 20)
     expect(back.status).toBe(200)
     expect(back.body.data.jobs.map((j: { job_number: string }) => j.job_number)).toEqual(["O-1"])
     expect((await client(h.url).get("/ready")).status).toBe(200)
@@ -157,8 +156,7 @@ describe.skipIf(testDatabaseKind() !== "postgres")("the database becomes unreach
     } finally {
       proxy.restore()
     }
-    let back = await api.get("/api-jobs")
-    for (let i = 0; i < 30 && back.status !== 200; i++) back = await (sleep(100).then(() => api.get("/api-jobs")))
+    const back = await retryWhile(() => api.get("/api-jobs"), (r) => r.status !== 200, 30)
     expect(back.status).toBe(200)
     expect((await api.post("/api-jobs", nestedJob("O-3"))).status).toBe(201)
     await waitForDeliveries(3)

@@ -6,7 +6,7 @@ import { FetchHttpClient } from "effect/http"
 import { RpcClient, RpcSerialization } from "effect/rpc"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
-import { type Harness, nestedJob, sleep, startServer } from "../../adapters-http/test/harness.ts"
+import { type Harness, nestedJob, retryWhile, startServer } from "../../adapters-http/test/harness.ts"
 import { startTcpProxy, type TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
   Forbidden,
@@ -158,8 +158,7 @@ describe.skipIf(testDatabaseKind() !== "postgres")("Effect RPC while the databas
   const getJob = (apiKey: string) => withClient(apiKey, (rpc) => Effect.flip(rpc.GetJob({ id: UNKNOWN })), s.url)
   /** Once the database is back, the call is answered again (NotFound for the unknown id). */
   const servedAgain = async (apiKey: string) => {
-    let back = await getJob(apiKey)
-    for (let i = 0; i < 80 && back._tag === "ServiceUnavailable"; i++) back = await sleep(100).then(() => getJob(apiKey))
+    const back = await retryWhile(() => getJob(apiKey), (e) => e._tag === "ServiceUnavailable", 80)
     expect(back).toBeInstanceOf(NotFound)
   }
 
