@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream"
 // by path: the package index also loads the HTTP client (undici), which the server never uses
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -28,7 +29,7 @@ import { substepHandlers } from "./handlers/api-substeps.ts"
 import { shopFloorHandlers } from "./handlers/api-shop-floor.ts"
 import { webhookHandlers } from "./handlers/api-webhooks.ts"
 import { errorEnvelope } from "./errors.ts"
-import { fail, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
+import { type AnswerAsTheApi, answerAsTheApi, fail, routes, type ServerOptions, ServerOptionsConfig } from "./server.ts"
 
 export const allHandlers = Effect.gen(function*() {
   return {
@@ -64,7 +65,9 @@ const apiRoutes = (options?: Partial<ServerOptions>) =>
     return {
       config,
       api: routes(handlers, config, [
-        { path: `${BASE_PATH}${STORAGE_PATH}*`, handler: files.serve },
+        // a failure is answered in the envelope; an upload over a slow link may take longer than MES_REQUEST_TIMEOUT
+        // (Node's own request timeouts bound it), and the RPC endpoint answers its failures itself, as RPC errors
+        { path: `${BASE_PATH}${STORAGE_PATH}*`, handler: answerAsTheApi(Duration.infinity)(files.serve) },
         { path: `${BASE_PATH}${RPC_PATH}`, methods: ["POST"], handler: rpc }
       ])
     }
@@ -117,14 +120,15 @@ export const HttpServerLive = (
   options?: Partial<ServerOptions>,
   /**
    * More routes beside the API's (e.g. the MCP endpoint), registered on the same router with the services the
-   * API's routes have; `self` answers a web Request with this server's routes, in process.
+   * API's routes have; `self` answers a web Request with this server's routes, in process, and `answer` applies
+   * the API's rules for what fails a request (this server's MES_REQUEST_TIMEOUT, the database's 503s, 500s).
    */
-  extraRoutes?: (self: WebHandler) => Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants>
+  extraRoutes?: (self: WebHandler, answer: AnswerAsTheApi) => Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants>
 ) =>
   Layer.unwrap(Effect.gen(function*() {
     const { api, config } = yield* apiRoutes(options)
     let inProcess: WebHandler = () => Promise.reject(new Error("the server is not started yet"))
-    const router = yield* HttpRouter.toHttpEffect(extraRoutes === undefined ? api : Layer.merge(api, extraRoutes((request) => inProcess(request))))
+    const router = yield* HttpRouter.toHttpEffect(extraRoutes === undefined ? api : Layer.merge(api, extraRoutes((request) => inProcess(request), answerAsTheApi(config.requestTimeout))))
     // what the router refuses itself (a path it cannot decode) is answered in the envelope too
     const app = router.pipe(Effect.catchTag("HttpServerError", (e) =>
       e.reason._tag === "RouteNotFound" ? Effect.succeed(fail(404, "NOT_FOUND", "No such endpoint"))

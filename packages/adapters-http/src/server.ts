@@ -100,10 +100,13 @@ export interface ServerOptions {
 const secretConfig = (name: string) =>
   Config.String(name).pipe(Config.option, Config.map((v) => Option.getOrUndefined(Option.filter(v, (s) => s !== ""))))
 
+/** MES_REQUEST_TIMEOUT when unset. */
+export const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(30)
+
 export const ServerOptionsConfig = Config.all({
   maxBodyBytes: Config.Int("MES_MAX_BODY_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
   logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false)),
-  requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", Duration.seconds(30)),
+  requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
   shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10)),
   cronSecret: secretConfig("CRON_SECRET"),
   serviceRoleKey: secretConfig("SERVICE_ROLE_KEY"),
@@ -168,6 +171,41 @@ const unavailable = (message: string) =>
   fail(503, "SERVICE_UNAVAILABLE", message, { "retry-after": String(RETRY_AFTER_SECONDS) })
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
+
+/** A route answered by the API's rules for what fails it (`answerAsTheApi`). */
+export type AnswerAsTheApi = <E, R>(
+  route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>
+
+/**
+ * The API's rules for what fails a request, for every route (the API's own, and one mounted beside them such as
+ * the MCP endpoint): past `requestTimeout` it is interrupted and answered 503 SERVICE_UNAVAILABLE with Retry-After,
+ * and so is a request the database cannot serve now (`databaseUnavailable`); any other failure or defect is logged
+ * and answered 500 INTERNAL_ERROR in the envelope.
+ */
+const answeredAsTheApi = <E, R>(
+  route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  requestTimeout: Duration.Duration,
+  request: { readonly method: string; readonly url: string }
+) => {
+  // a signed storage URL is logged without its signature, which would let a reader of the log use it
+  const url = request.url.replace(SIGNATURE_PARAMETER, "$1redacted")
+  return answerUnavailable(route, {
+    requestTimeout,
+    labels: [request.method, url],
+    unavailable: (why) => Effect.succeed(unavailable(why.message)),
+    otherwise: (cause) =>
+      Effect.logError("unhandled error", request.method, url, cause).pipe(
+        Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
+      )
+  })
+}
+
+const SIGNATURE_PARAMETER = /([?&]signature=)[^&]*/
+
+/** `answeredAsTheApi` for a route of its own, with `requestTimeout` (MES_REQUEST_TIMEOUT's default if not given). */
+export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT): AnswerAsTheApi => (route) =>
+  Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => answeredAsTheApi(route, requestTimeout, request))
 
 const queryOf = (url: string): Record<string, string> => {
   const i = url.indexOf("?")
@@ -334,16 +372,7 @@ export const routes = <R>(
             if (e._tag === "RateLimited") limit = e.info
             return Effect.succeed(json(envelope.error.statusCode, envelope, e._tag === "RateLimited" ? { "retry-after": String(e.info.retryAfter) } : {}))
           }),
-          (answering) =>
-            answerUnavailable(answering, {
-              requestTimeout: options.requestTimeout,
-              labels: [request.method, request.url],
-              unavailable: (why) => Effect.succeed(unavailable(why.message)),
-              otherwise: (cause) =>
-                Effect.logError("unhandled error", request.method, request.url, cause).pipe(
-                  Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
-                )
-            }),
+          (answering) => answeredAsTheApi(answering, options.requestTimeout, request),
           withServices
         )
         const answered = limit === undefined ? response : HttpServerResponse.setHeaders(response, limitHeaders(limit))

@@ -7,6 +7,7 @@ import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../s
 import { SqlClient } from "effect/sql/SqlClient"
 import { expect } from "vitest"
 import { scratchDir } from "./scratch.ts"
+import { startTcpProxy } from "./tcp-proxy.ts"
 
 export interface Harness {
   readonly url: string
@@ -31,11 +32,13 @@ export const startServer = async (
     readonly env?: Readonly<Record<string, string>>
     /** The database (default: a fresh test database). */
     readonly database?: ReturnType<typeof testDatabase>
+    /** Routes beside the API's, as `mes serve` mounts the MCP endpoint. */
+    readonly extraRoutes?: Parameters<typeof HttpServerLive>[2]
   } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const db = options.database ?? testDatabase()
-  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }).pipe(
+  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, undefined, options.extraRoutes).pipe(
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),
     Layer.provideMerge(StoresPg),
@@ -67,6 +70,25 @@ export const startServer = async (
       })),
     run,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+/**
+ * A server whose database connections go through a TCP proxy the test cuts, black-holes and restores (PostgreSQL
+ * only: DATABASE_URL names the server). `close` restores the proxy, closes the server, then the proxy.
+ */
+export const startServerThroughProxy = async (options: Omit<NonNullable<Parameters<typeof startServer>[0]>, "database"> = {}) => {
+  const target = new URL(process.env.DATABASE_URL!)
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+  const h = await startServer({ ...options, database: testDatabase({ viaPort: proxy.port }) })
+  return {
+    proxy,
+    h,
+    close: async () => {
+      proxy.restore()
+      await h.close()
+      await proxy.close()
+    }
   }
 }
 

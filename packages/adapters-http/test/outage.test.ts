@@ -7,11 +7,11 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Effect, Exit, Layer, Logger, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
+import { testDatabaseKind } from "@mes/adapters-pg"
 import { UrlGuard } from "@mes/domain"
 import { WebhookDispatcher } from "../src/index.ts"
-import { client, expectError, type Harness, nestedJob, retryWhile, sleep, startServer } from "./harness.ts"
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts"
+import { client, expectError, type Harness, nestedJob, retryWhile, sleep, startServer, startServerThroughProxy } from "./harness.ts"
+import type { TcpProxy } from "./tcp-proxy.ts"
 
 const timed = async <A>(f: () => Promise<A>) => {
   const t0 = Date.now()
@@ -64,12 +64,9 @@ describe.skipIf(testDatabaseKind() !== "postgres")("the database becomes unreach
   })
 
   beforeAll(async () => {
-    const target = new URL(process.env.DATABASE_URL!)
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
-    h = await startServer({
-      database: testDatabase({ viaPort: proxy.port }),
+    ;({ proxy, h } = await startServerThroughProxy({
       env: { MES_REQUEST_TIMEOUT: "1500ms", MES_DB_CONNECT_TIMEOUT: "1s", MES_READY_TIMEOUT: "1s", MES_AUTH_CACHE_TTL: "0" }
-    })
+    }))
     api = client(h.url, (await h.tenant("Outage")).key)
 
     const receiver = createServer((req, res) => {

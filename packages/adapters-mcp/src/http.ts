@@ -1,10 +1,11 @@
 // The MCP tools over Streamable HTTP (stateless, JSON answers) at one path of an HTTP server, for `mes serve` at
 // /functions/v1/mcp. Every request carries an API key like the REST API (`Authorization: Bearer` or `X-API-Key`);
-// a refused key is 401 in the error envelope, and each request's tools act in that key's tenant.
+// a refused key is 401 in the error envelope, and each request's tools act in that key's tenant. What fails a
+// request is answered by the API's rules: a database that cannot check the key is 503 with Retry-After, not 401.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { credentialOf, fail } from "@mes/adapters-http"
+import { type AnswerAsTheApi, answerAsTheApi, credentialOf, fail } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
 import type { McpOptions } from "./server.ts"
@@ -16,13 +17,23 @@ let sdk: Promise<{ readonly server: typeof import("./server.ts"); readonly trans
 const loadSdk = () =>
   sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]).then(([server, transport]) => ({ server, transport }))
 
-export const mcpHttpRoutes = (path: `/${string}`, backendFor: (apiKey: string) => RestBackend, options: McpOptions = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants> =>
+/**
+ * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
+ * for what fails a request (`HttpServerLive` hands its own to extra routes; default: MES_REQUEST_TIMEOUT's default).
+ */
+export const mcpHttpRoutes = (
+  path: `/${string}`,
+  backendFor: (apiKey: string) => RestBackend,
+  options: McpOptions = {},
+  answer: AnswerAsTheApi = answerAsTheApi()
+): Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants> =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const tenants = yield* Tenants
     const handle = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = credentialOf(request.headers)
-      const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
+      // only a refused key is 401; the database failing to answer is a defect that `answer` turns into a 503
+      const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
       if (!known) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
       const web = yield* HttpServerRequest.toWeb(request)
       const { server: mcp, transport: http } = yield* Effect.promise(loadSdk)
@@ -31,6 +42,6 @@ export const mcpHttpRoutes = (path: `/${string}`, backendFor: (apiKey: string) =
       yield* Effect.promise(() => server.connect(transport))
       const response = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.ensuring(Effect.promise(() => server.close())))
       return HttpServerResponse.fromWeb(response)
-    }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))))
+    }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), answer)
     for (const method of ["GET", "POST", "DELETE"] as const) yield* router.add(method, path, handle)
   }))

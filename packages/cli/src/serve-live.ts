@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { HttpServer } from "effect/http"
-import { BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, type WebHandler, WebhookDispatcher } from "@mes/adapters-http"
+import { type AnswerAsTheApi, BASE_PATH, CommitSignal, HttpServerLive, UrlGuardLive, type WebHandler, WebhookDispatcher } from "@mes/adapters-http"
 import { mcpHttpRoutes, restBackend } from "@mes/adapters-mcp/http"
 import { PlannerStatistics } from "@mes/adapters-pg"
 import { MonthlyResetSchedule, Tenants } from "@mes/domain"
@@ -23,7 +23,8 @@ export const publicUrl = (address: Parameters<typeof HttpServer.formatAddress>[0
 }
 
 /** The MCP tools over Streamable HTTP at /functions/v1/mcp, each request in its key's tenant, on this server's routes. */
-const mcpAt = (self: WebHandler) => mcpHttpRoutes(`${BASE_PATH}/mcp`, (key) => restBackend(`http://mes.local${BASE_PATH}`, key, self))
+const mcpAt = (self: WebHandler, answer: AnswerAsTheApi) =>
+  mcpHttpRoutes(`${BASE_PATH}/mcp`, (key) => restBackend(`http://mes.local${BASE_PATH}`, key, self), {}, answer)
 
 /**
  * The server, the webhook dispatcher (MES_WEBHOOK_*), the monthly reset's schedule (MES_MONTHLY_RESET),

@@ -5,9 +5,9 @@ import * as Layer from "effect/Layer"
 import { FetchHttpClient } from "effect/http"
 import { RpcClient, RpcSerialization } from "effect/rpc"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testDatabase, testDatabaseKind } from "@mes/adapters-pg"
-import { type Harness, nestedJob, retryWhile, startServer } from "../../adapters-http/test/harness.ts"
-import { startTcpProxy, type TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
+import { testDatabaseKind } from "@mes/adapters-pg"
+import { type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
+import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
   Forbidden,
   InvalidStateTransition,
@@ -143,17 +143,12 @@ describe("Effect RPC in cloud mode", () => {
 describe.skipIf(testDatabaseKind() !== "postgres")("Effect RPC while the database cannot serve (PostgreSQL through a TCP proxy)", () => {
   let proxy: TcpProxy
   let s: Harness
+  let close: () => Promise<void>
   beforeAll(async () => {
-    const target = new URL(process.env.DATABASE_URL!)
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
     // a connection attempt outlives the request: a call waiting for one is cut by MES_REQUEST_TIMEOUT
-    s = await startServer({ database: testDatabase({ viaPort: proxy.port }), env: { MES_REQUEST_TIMEOUT: "800ms", MES_DB_CONNECT_TIMEOUT: "2s" } })
+    ;({ proxy, h: s, close } = await startServerThroughProxy({ env: { MES_REQUEST_TIMEOUT: "800ms", MES_DB_CONNECT_TIMEOUT: "2s" } }))
   })
-  afterAll(async () => {
-    proxy?.restore()
-    await s?.close()
-    await proxy?.close()
-  })
+  afterAll(() => close?.())
 
   const getJob = (apiKey: string) => withClient(apiKey, (rpc) => Effect.flip(rpc.GetJob({ id: UNKNOWN })), s.url)
   /** Once the database is back, the call is answered again (NotFound for the unknown id). */

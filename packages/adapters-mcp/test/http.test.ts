@@ -1,0 +1,96 @@
+// The MCP endpoint over Streamable HTTP, mounted beside the API as `mes serve` mounts it: a key is checked like a
+// REST request's, and what fails a request is answered by the API's rules. While the database cannot serve, a key
+// it cannot check is 503 SERVICE_UNAVAILABLE with Retry-After (not 401, not a bare 500), a tool call whose REST call
+// it cannot serve is an isError result with REST's code, and both are served again once it is back.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { AnswerAsTheApi, WebHandler } from "@mes/adapters-http"
+import { testDatabaseKind } from "@mes/adapters-pg"
+import { type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
+import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
+import { mcpHttpRoutes, restBackend } from "../src/http.ts"
+
+const mcpRoutes = (self: WebHandler, answer: AnswerAsTheApi) =>
+  mcpHttpRoutes("/functions/v1/mcp", (key) => restBackend("http://mes.local/functions/v1", key, self), {}, answer)
+
+const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1.0.0" } } }
+
+/** One MCP request as raw HTTP (the first of a session: initialize). */
+const initialize = async (h: Harness, key?: string) => {
+  const res = await fetch(`${h.url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
+    body: JSON.stringify(INITIALIZE)
+  })
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as any }
+}
+
+const connect = async (h: Harness, key: string) => {
+  const client = new Client({ name: "test", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+  return client
+}
+
+describe("MCP over Streamable HTTP beside the API", () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startServer({ extraRoutes: mcpRoutes })
+  })
+  afterAll(() => h.close())
+
+  it("a known key is served in its tenant; a refused key and a request without one are 401 in the envelope", async () => {
+    const { key, api } = await h.as("MCP over HTTP")
+    const created = await api.post("/api-jobs", nestedJob("MCP-HTTP-1"))
+    expect(created.status).toBe(201)
+    const client = await connect(h, key)
+    try {
+      const jobs = await client.callTool({ name: "fetch_jobs", arguments: {} })
+      expect(jobs.isError).toBeFalsy()
+      expect(JSON.stringify(jobs.structuredContent)).toContain("MCP-HTTP-1")
+    } finally {
+      await client.close()
+    }
+    expect(await initialize(h, key)).toMatchObject({ status: 200, body: { result: { serverInfo: { name: "mes" } } } })
+    for (const refused of [await initialize(h, "svc_live_not_a_key"), await initialize(h)]) {
+      expect(refused).toMatchObject({ status: 401, body: { success: false, error: { code: "UNAUTHORIZED", statusCode: 401 } } })
+    }
+  })
+})
+
+describe.skipIf(testDatabaseKind() !== "postgres")("MCP over Streamable HTTP while the database cannot serve (PostgreSQL through a TCP proxy)", () => {
+  let proxy: TcpProxy
+  let h: Harness
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    ;({ proxy, h, close } = await startServerThroughProxy({ env: { MES_DB_CONNECT_TIMEOUT: "1s" }, extraRoutes: mcpRoutes }))
+  })
+  afterAll(() => close?.())
+
+  it("a key the database cannot check is 503 with Retry-After, not 401; a warm key's tool call is isError SERVICE_UNAVAILABLE; both are served once it is back", async () => {
+    const { key: warm } = await h.as("MCP warm key")
+    const { key: cold } = await h.as("MCP cold key")
+    const client = await connect(h, warm) // the key is in the auth cache now
+    try {
+      expect((await client.callTool({ name: "fetch_jobs", arguments: {} })).isError).toBeFalsy()
+      proxy.cut()
+      try {
+        const refused = await initialize(h, cold)
+        expect(refused).toEqual({
+          status: 503,
+          retryAfter: "5",
+          body: { success: false, error: { code: "SERVICE_UNAVAILABLE", message: "The database is unreachable; retry later", statusCode: 503 } }
+        })
+        const call = await client.callTool({ name: "fetch_jobs", arguments: {} })
+        expect(call).toMatchObject({ isError: true, content: [{ type: "text", text: "SERVICE_UNAVAILABLE: The database is unreachable; retry later" }] })
+      } finally {
+        proxy.restore()
+      }
+      const back = await retryWhile(() => initialize(h, cold), (r) => r.status === 503, 80)
+      expect(back).toMatchObject({ status: 200, body: { result: { serverInfo: { name: "mes" } } } })
+      expect((await client.callTool({ name: "fetch_jobs", arguments: {} })).isError).toBeFalsy()
+    } finally {
+      await client.close()
+    }
+  })
+})
