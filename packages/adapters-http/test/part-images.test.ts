@@ -1,10 +1,10 @@
 // Uploads and part images (issue 12 item 5): signed upload URLs served by mes itself, images attached to parts
 // and served back through signed GET URLs, and every way a URL or an upload can be wrong.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import * as Duration from "effect/Duration"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { localDiskStorage } from "../src/storage/local-disk.ts"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 import { scratchDir } from "./scratch.ts"
@@ -240,6 +240,27 @@ describe("more ways an upload or an attachment can be wrong", () => {
     expect(readdirSync(join(dir, tenantId)).length).toBe(before)
     expect(await chunkedPut(u.upload_url, "image/png", [PNG.subarray(0, 8), PNG.subarray(8)])).toBe(201)
     expect(existsSync(join(dir, u.key))).toBe(true)
+  })
+
+  it("a file the store cannot write (a directory where it goes) is 500 INTERNAL_ERROR in the envelope, logged without the URL's signature, and leaves no temporary file", async () => {
+    const u = (await api.post("/api-upload-url", { content_type: "image/png" })).body.data
+    mkdirSync(join(dir, u.key), { recursive: true })
+    const before = readdirSync(join(dir, tenantId)).sort()
+    const logged: Array<string> = []
+    const spies = (["log", "error", "warn", "info"] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => void logged.push(args.map(String).join(" "))))
+    const res = await put(u.upload_url, PNG, "image/png").finally(() => spies.forEach((s) => s.mockRestore()))
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 500,
+      body: { success: false, error: { code: "INTERNAL_ERROR", message: "Internal server error", statusCode: 500 } }
+    })
+    const line = logged.find((l) => l.includes("unhandled error"))
+    expect(line).toContain(`PUT /functions/v1/storage/${u.key}?`)
+    expect(line).toContain("signature=redacted")
+    expect(line).not.toContain(u.upload_url.match(/signature=([0-9a-f]+)/)![1])
+    expect(readdirSync(join(dir, tenantId)).sort()).toEqual(before)
+    rmdirSync(join(dir, u.key))
+    expect((await put(u.upload_url, PNG, "image/png")).status).toBe(201)
   })
 
   it("POST /api-upload-url: 405 for other methods, 400 for a body that is not JSON, 422 for bad sizes", async () => {

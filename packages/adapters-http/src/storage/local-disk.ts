@@ -194,12 +194,18 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
       if (body.length === 0 || !MAGIC[contentType as ImageType](body)) {
         return fail(415, "UNSUPPORTED_MEDIA_TYPE", `The file is not a ${contentType} image`)
       }
-      // written whole under a temporary name, then renamed: a file is never seen half-written
+      // written whole under a temporary name, then renamed: a file is never seen half-written, and one that could
+      // not be written leaves nothing behind (the failure is the server's 500)
       yield* Effect.promise(async () => {
         await mkdir(dirname(path), { recursive: true, mode: 0o700 })
         const temporary = `${path}.${randomUUID()}.part`
-        await writeFile(temporary, body, { mode: 0o600 })
-        await rename(temporary, path)
+        try {
+          await writeFile(temporary, body, { mode: 0o600 })
+          await rename(temporary, path)
+        } catch (e) {
+          await rm(temporary, { force: true })
+          throw e
+        }
       })
       return HttpServerResponse.jsonUnsafe({ success: true, data: { key, size_bytes: body.length, content_type: contentType } }, {
         status: 201,
