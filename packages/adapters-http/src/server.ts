@@ -230,24 +230,32 @@ export const credentialOf = (headers: Readonly<Record<string, string | undefined
   return c.bearer ?? c.apiKey
 }
 
-const readBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
+/**
+ * A request's JSON body (`body` undefined when empty) and its text, or the answer to one the API refuses before
+ * anything else, authentication included: larger than `maxBodyBytes` (413), not JSON (400; spec 7.4) or nested
+ * deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a handler that reads it again gets the same bytes.
+ */
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
   Effect.gen(function*() {
+    const tooLarge = () => fail(413, "PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBodyBytes} bytes`)
     const length = Number(request.headers["content-length"] ?? "0")
-    if (length > maxBodyBytes) return { tooLarge: true as const }
+    if (length > maxBodyBytes) return tooLarge()
     const text = yield* request.text.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodyBytes as any),
       Effect.map(Option.some),
       Effect.catch(() => Effect.succeed(Option.none<string>()))
     )
-    if (Option.isNone(text)) return { tooLarge: true as const }
-    if (text.value.trim() === "") return { body: undefined, text: "" }
+    if (Option.isNone(text)) return tooLarge()
+    if (text.value.trim() === "") return { body: undefined as unknown, text: "" }
     let body: unknown
     try {
       body = JSON.parse(text.value)
     } catch {
-      return { malformed: true as const }
+      return fail(400, "BAD_REQUEST", "Request body is not valid JSON")
     }
-    return nestsDeeperThan(body, MAX_INPUT_DEPTH) ? { tooDeep: true as const } : { body, text: text.value }
+    return nestsDeeperThan(body, MAX_INPUT_DEPTH)
+      ? fail(400, "BAD_REQUEST", `Request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`)
+      : { body, text: text.value }
   })
 
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */
@@ -318,13 +326,8 @@ export const routes = <R>(
         let body: unknown = undefined
         let bodyText = ""
         if (withBody) {
-          const read = yield* readBody(request, options.maxBodyBytes)
-          if ("tooLarge" in read) {
-            return fail(413, "PAYLOAD_TOO_LARGE", `Request body exceeds ${options.maxBodyBytes} bytes`)
-          }
-          // spec 7.4: malformed JSON is 400 even before authentication
-          if ("malformed" in read) return fail(400, "BAD_REQUEST", "Request body is not valid JSON")
-          if ("tooDeep" in read) return fail(400, "BAD_REQUEST", `Request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`)
+          const read = yield* readJsonBody(request, options.maxBodyBytes)
+          if (HttpServerResponse.isHttpServerResponse(read)) return read
           body = read.body
           bodyText = read.text
         }

@@ -4,12 +4,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { FetchHttpClient } from "effect/http"
 import { RpcClient, RpcSerialization } from "effect/rpc"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { testDatabaseKind } from "@mes/adapters-pg"
 import { type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
 import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
   Forbidden,
+  InternalError,
   InvalidStateTransition,
   makeMesRpcClient,
   MesRpcClient,
@@ -25,7 +26,7 @@ let h: Harness
 let key = ""
 let otherKey = ""
 beforeAll(async () => {
-  h = await startServer()
+  h = await startServer({ env: { MES_MAX_BODY_BYTES: "100000" } })
   ;({ key } = await h.as("RPC"))
   ;({ key: otherKey } = await h.as("RPC other"))
 })
@@ -116,6 +117,51 @@ describe("Effect RPC at /functions/v1/rpc", () => {
     ))))
     expect(anonymous).toBeInstanceOf(Unauthorized)
     expect((await fetch(`${h.url}/rpc`)).status).toBe(405)
+  })
+})
+
+describe("Effect RPC: what REST answers 400 or 500", () => {
+  it("an id that is not a UUID is BadRequest, as REST's ?id= is 400 (not a database error)", async () => {
+    const refused = await withClient(key, (rpc) =>
+      Effect.all([
+        Effect.flip(rpc.GetJob({ id: "nope" })),
+        Effect.flip(rpc.MoveJob({ id: "1; DROP TABLE jobs", action: "start" })),
+        Effect.flip(rpc.MoveOperation({ id: "x".repeat(5000), action: "start" }))
+      ]))
+    for (const e of refused) expect(e).toMatchObject({ _tag: "BadRequest", code: "BAD_REQUEST", statusCode: 400, message: "id must be a UUID" })
+  })
+
+  it("a defect in a call is logged and fails with InternalError, telling the caller nothing of it", async () => {
+    await h.sql(`CREATE FUNCTION rpc_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom: secret detail'; END $$`)
+    await h.sql(`CREATE TRIGGER rpc_boom BEFORE INSERT ON jobs FOR EACH ROW WHEN (NEW.job_number = 'RPC-BOOM') EXECUTE FUNCTION rpc_boom()`)
+    const logged: Array<string> = []
+    const spies = (["log", "error", "warn", "info"] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => void logged.push(args.map(String).join(" "))))
+    try {
+      const e = await withClient(key, (rpc) => Effect.flip(rpc.CreateJob({ job: nestedJob("RPC-BOOM") })))
+      expect(e).toBeInstanceOf(InternalError)
+      expect(e).toMatchObject({ code: "INTERNAL_ERROR", statusCode: 500, message: "Internal server error" })
+      expect(JSON.stringify(e)).not.toContain("secret detail")
+    } finally {
+      spies.forEach((s) => s.mockRestore())
+      await h.sql("DROP TRIGGER rpc_boom ON jobs")
+    }
+    expect(logged.find((l) => l.includes("unhandled error RPC CreateJob"))).toContain("secret detail")
+    expect((await withClient(key, (rpc) => rpc.CreateJob({ job: nestedJob("RPC-BOOM") }))).job_number).toBe("RPC-BOOM")
+  })
+
+  it("a body REST would refuse first is refused the same way: too large 413, not JSON or nested too deep 400", async () => {
+    const post = async (body: string) => {
+      const res = await fetch(`${h.url}/rpc`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })
+      return { status: res.status, body: (await res.json()) as any }
+    }
+    const call = (payload: string) => `{"_tag":"Request","id":"1","tag":"GetJob","payload":${payload},"headers":[]}`
+    expect(await post(call(`{"id":"${"x".repeat(100_001)}"}`))).toMatchObject({ status: 413, body: { error: { code: "PAYLOAD_TOO_LARGE" } } })
+    expect(await post(call("{not json"))).toMatchObject({ status: 400, body: { error: { code: "BAD_REQUEST", message: "Request body is not valid JSON" } } })
+    const deep = `{"id":"${UNKNOWN}","x":${"[".repeat(5000)}${"]".repeat(5000)}}`
+    expect(await post(call(deep))).toMatchObject({ status: 400, body: { error: { code: "BAD_REQUEST", message: expect.stringContaining("deeper than") } } })
+    // within the bounds the same call is answered
+    expect(await post(call(`{"id":"${UNKNOWN}"}`))).toMatchObject({ status: 200, body: [{ _tag: "Exit", exit: { _tag: "Failure" } }] })
   })
 })
 

@@ -2,9 +2,13 @@
 // key's tenant by the same domain services the REST handlers use; each domain error becomes its tagged schema
 // twin (rpc/errors.ts: same tag, plus the REST API's code, status and details). Served at /functions/v1/rpc
 // (JSON over HTTP POST) by `mes serve`. A call the database cannot serve now, or one past MES_REQUEST_TIMEOUT, fails
-// with ServiceUnavailable, as REST answers 503 (unavailable.ts), not with a defect.
+// with ServiceUnavailable, as REST answers 503 (unavailable.ts), not with a defect; any other defect is logged and
+// fails with InternalError, as REST answers 500, without the defect's text. A body REST would refuse before anything
+// else (too large, not JSON, nested too deep) is refused the same way, with REST's 413 or 400 envelope.
+import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as Layer from "effect/Layer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import * as Option from "effect/Option"
@@ -12,7 +16,8 @@ import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
 import { answerUnavailable } from "../unavailable.ts"
-import { fromEnvelope, MesRpcAuth, MesRpcs, ServiceUnavailable, Unauthorized } from "./group.ts"
+import { readJsonBody } from "../server.ts"
+import { fromEnvelope, InternalError, MesRpcAuth, MesRpcs, ServiceUnavailable, Unauthorized } from "./group.ts"
 
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
 const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
@@ -29,6 +34,7 @@ const AuthLive = (requestTimeout: Duration.Duration) =>
     const tenants = yield* Tenants
     const rateLimits = Option.getOrElse(yield* Effect.serviceOption(RateLimits), () => RateLimits.unlimited)
     const unauthorized = new Unauthorized({ message: "Invalid or missing API key" })
+    const internalError = new InternalError({ message: "Internal server error" })
     return MesRpcAuth.of((effect, { headers, rpc }) => {
       const c = credentialsOf(headers as unknown as Readonly<Record<string, string | undefined>>)
       const key = c.bearer ?? c.apiKey
@@ -43,11 +49,21 @@ const AuthLive = (requestTimeout: Duration.Duration) =>
             requestTimeout,
             labels: ["RPC", rpc._tag],
             unavailable: (why) => Effect.fail(new ServiceUnavailable({ message: why.message })),
-            otherwise: Effect.failCause
+            // a defect (a bug) is REST's 500: logged here, and the caller learns nothing of it but that it happened
+            otherwise: (cause) =>
+              cause.reasons.some(Cause.isFailReason)
+                ? Effect.failCause(cause)
+                : Effect.andThen(Effect.logError("unhandled error", "RPC", rpc._tag, cause), Effect.fail(internalError))
           })
       )
     })
   }))
+
+/** `effect`, once each id given is a UUID (else BadRequest, as REST answers 400 for `?id=`). */
+const uuids = <A, R>(ids: Readonly<Record<string, string | undefined>>, effect: Effect.Effect<A, DomainError, R>): Effect.Effect<A, DomainError, R> => {
+  const bad = Object.entries(ids).find(([, id]) => id !== undefined && !isUuid(id))
+  return bad === undefined ? effect : Effect.fail(new BadRequest({ message: `${bad[0]} must be a UUID` }))
+}
 
 const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
   const jobs = yield* Jobs
@@ -59,25 +75,29 @@ const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
     effect.pipe(Effect.map((a) => plain(a) as T), Effect.mapError(toRpcError))
   return MesRpcs.of({
     CreateJob: ({ job }) => run(jobs.create(job)),
-    GetJob: ({ id }) => run(jobs.get(id)),
+    GetJob: ({ id }) => run(uuids({ id }, jobs.get(id))),
     ListJobs: ({ query }) =>
       run(Effect.map(
         jobs.list(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]))),
         (page) => ({ jobs: page.rows, pagination: { limit: page.limit, offset: page.offset, total: page.total } })
       )),
     MoveJob: ({ action, id }) =>
-      run(Effect.map(jobs.transition(id, action), (r) => ({ job: r.job, operation: r.action, previous_status: r.previous_status, new_status: r.new_status }))),
-    MoveOperation: ({ action, id, user_id }) =>
-      run(user_id !== undefined && !isUuid(user_id)
-        ? Effect.fail(new BadRequest({ message: "user_id must be a UUID" }))
-        : operations.transition(id, action, user_id?.toLowerCase())),
+      run(uuids(
+        { id },
+        Effect.map(jobs.transition(id, action), (r) => ({ job: r.job, operation: r.action, previous_status: r.previous_status, new_status: r.new_status }))
+      )),
+    MoveOperation: ({ action, id, user_id }) => run(uuids({ id, user_id }, operations.transition(id, action, user_id?.toLowerCase()))),
     CreateTimeEntry: ({ entry }) => run(timeEntries.create(entry)),
     CreateIssue: ({ issue }) => run(issues.create(issue))
   })
 }))
 
 /** The HTTP handler of the RPC endpoint (to register as a route); needs the domain services. */
-export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Duration }) =>
+export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Duration; readonly maxBodyBytes: number }) =>
   RpcServer.toHttpEffect(MesRpcs).pipe(
-    Effect.provide(Layer.mergeAll(HandlersLive, AuthLive(options.requestTimeout), RpcSerialization.layerJson))
+    Effect.provide(Layer.mergeAll(HandlersLive, AuthLive(options.requestTimeout), RpcSerialization.layerJson)),
+    // the body is read (and kept for the RPC server) with REST's bounds first
+    Effect.map((rpc) =>
+      Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+        Effect.flatMap(readJsonBody(request, options.maxBodyBytes), (read) => HttpServerResponse.isHttpServerResponse(read) ? Effect.succeed(read) : rpc)))
   )
