@@ -584,6 +584,23 @@ describe("mes import and help (issue 13)", () => {
     }
   })
 
+  it("a record nested past what the stack holds is that record's error, not its chunk's; the other records are imported", async () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000)
+    const file = write("deep.json", `[{"external_id":"DEEP-J1","external_source":"erp","job_number":"DEEP-1","metadata":{"a":${deep}}},` +
+      `{"external_id":"DEEP-J2","external_source":"erp","job_number":"DEEP-2","parts":[{"part_number":"P","metadata":{"b":[[${deep}]]}}]},` +
+      `{"external_id":"DEEP-J3","external_source":"erp","job_number":"DEEP-3"}]`)
+    const r = await mes(["import", file, "--tenant", tenantId, "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      jobs: 3, created: 1, errors: 2, failed_chunks: [],
+      record_errors: [
+        { chunk: 0, external_id: "DEEP-J1", error: expect.stringContaining("metadata nests arrays and objects deeper than 64 levels") },
+        { chunk: 0, external_id: "DEEP-J2", error: expect.stringContaining("parts[0].metadata nests arrays and objects deeper than 64 levels") }
+      ]
+    })
+    expect(await importedJobs("DEEP-")).toEqual([{ job_number: "DEEP-3", external_id: "DEEP-J3", parts: 0 }])
+  })
+
   it("killed in the middle, a second run resumes after the chunks that were done and leaves every job exactly once", async () => {
     const jobs = Array.from({ length: 40 }, (_, i) => ({
       external_id: `RES-${i}`, external_source: "erp", job_number: `RES-${String(i).padStart(2, "0")}`,

@@ -227,7 +227,7 @@ export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s)
 export const isNameCandidate = (v: unknown): v is string =>
   typeof v === "string" && v.length > 0 && v.length <= 255 && isStorableText(v)
 
-/** Deeper input is not searched for strings (the HTTP layer refuses bodies nested deeper with 400). */
+/** Deeper input is refused: 400 for a body (the HTTP layer), a MAX_LENGTH detail in the domain (`unstorableDetails`). */
 export const MAX_INPUT_DEPTH = 64
 
 /** True when arrays and objects nest deeper than `max` levels; recursion at most `max` deep, stops at the first such branch. */
@@ -245,29 +245,44 @@ export const nestsDeeperThan = (value: unknown, max: number): boolean => {
   return false
 }
 
-/** True when a string or field name anywhere in `value` (down to MAX_INPUT_DEPTH) cannot be stored. */
-const holdsUnstorable = (value: unknown, depth: number): boolean => {
+/**
+ * True when a string or field name anywhere in `value` cannot be stored, or arrays and objects nest deeper than
+ * MAX_INPUT_DEPTH (as `nestsDeeperThan`): the input needs `unstorableDetails`' closer look.
+ */
+const needsACloserLook = (value: unknown, depth: number): boolean => {
   if (typeof value === "string") return !isStorableText(value)
-  if (value === null || typeof value !== "object" || depth >= MAX_INPUT_DEPTH) return false
+  if (value === null || typeof value !== "object") return false
+  if (depth >= MAX_INPUT_DEPTH) return true
   if (Array.isArray(value)) {
-    for (const child of value) if (holdsUnstorable(child, depth + 1)) return true
+    for (const child of value) if (needsACloserLook(child, depth + 1)) return true
     return false
   }
   for (const k in value) {
-    if (Object.hasOwn(value, k) && (!isStorableText(k) || holdsUnstorable((value as Record<string, unknown>)[k], depth + 1))) return true
+    if (Object.hasOwn(value, k) && (!isStorableText(k) || needsACloserLook((value as Record<string, unknown>)[k], depth + 1))) return true
   }
   return false
 }
 
+/** The field a value deep in the input sits in: down through arrays of records (`parts[0].operations[1]`), then one name. */
+const fieldOf = (path: Path): Path => {
+  let i = 0
+  while (typeof path[i] === "string" && childEntity[path[i] as string] !== undefined && typeof path[i + 1] === "number") i += 2
+  return path.slice(0, i + 1)
+}
+
 /**
  * One detail (PATTERN_MISMATCH, with the field's path) for every string of the input, key or value, that
- * PostgreSQL cannot store; iterative, so hostile nesting cannot exhaust the stack.
+ * PostgreSQL cannot store, and one (MAX_LENGTH, without the value) for each field whose arrays and objects nest
+ * deeper than MAX_INPUT_DEPTH, which the HTTP layer refuses with 400 before: an adapter without that check (the
+ * import, an embedding service) gets a validation error where the plan's JSON would overflow the stack.
+ * Iterative, so hostile nesting cannot exhaust the stack.
  */
 export const unstorableDetails = (root: string, input: unknown): Array<ValidationDetail> => {
   // the common case walks without building a path per value (1,000 bulk records of 5 parts × 4 operations:
   // 2.4 ms against 6.4)
-  if (!holdsUnstorable(input, 0)) return []
+  if (!needsACloserLook(input, 0)) return []
   const out: Array<ValidationDetail> = []
+  const tooDeep = new Set<string>()
   const stack: Array<[unknown, Path]> = [[input, []]]
   while (stack.length > 0) {
     const [v, path] = stack.pop()!
@@ -275,7 +290,14 @@ export const unstorableDetails = (root: string, input: unknown): Array<Validatio
       if (!isStorableText(v)) {
         out.push(detail(root, input, path, "PATTERN_MISMATCH", `${formatPath(path) || root} contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate)`, v))
       }
-    } else if (v !== null && typeof v === "object" && path.length < MAX_INPUT_DEPTH) {
+    } else if (v !== null && typeof v === "object" && path.length >= MAX_INPUT_DEPTH) {
+      const field = fieldOf(path)
+      const name = formatPath(field)
+      if (!tooDeep.has(name)) {
+        tooDeep.add(name)
+        out.push(detail(root, input, field, "MAX_LENGTH", `${name || root} nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`, null))
+      }
+    } else if (v !== null && typeof v === "object") {
       if (Array.isArray(v)) {
         for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], [...path, i]])
       } else {

@@ -12,6 +12,7 @@ import {
   issueDetails,
   JobCreate,
   JobPatch,
+  MAX_INPUT_DEPTH,
   nestsDeeperThan,
   normalizeJobInput,
   OperationCreate,
@@ -561,6 +562,29 @@ describe("input PostgreSQL cannot store (issue 8)", () => {
     expect(nestsDeeperThan({ a: [{ b: [1] }] }, 4)).toBe(false)
     expect(nestsDeeperThan({ a: [{ b: [1] }] }, 3)).toBe(true)
     expect(nestsDeeperThan("text", 0)).toBe(false)
+  })
+
+  it("unstorableDetails names each field nested deeper than MAX_INPUT_DEPTH once, in its entity, without the value, and agrees with nestsDeeperThan", () => {
+    const deep = (levels: number) => JSON.parse("[".repeat(levels) + "]".repeat(levels))
+    const input = {
+      job_number: "ok",
+      metadata: { a: deep(100_000), b: deep(100_000) },
+      parts: [{ part_number: "P" }, { metadata: { x: [deep(70)] }, operations: [{ metadata: deep(70) }, { metadata: deep(70) }] }]
+    }
+    const details = unstorableDetails("job", input)
+    expect(details.map((d) => [d.field, d.constraint, d.entityType, d.entityIndex, d.value])).toEqual([
+      ["metadata", "MAX_LENGTH", "job", 0, null],
+      ["parts[1].metadata", "MAX_LENGTH", "part", 1, null],
+      ["parts[1].operations[0].metadata", "MAX_LENGTH", "operation", 0, null],
+      ["parts[1].operations[1].metadata", "MAX_LENGTH", "operation", 1, null]
+    ])
+    expect(details[0]!.message).toBe("metadata nests arrays and objects deeper than 64 levels")
+    // the same limit as the HTTP layer's 400: a body nestsDeeperThan lets through gets no such detail
+    for (const levels of [61, 62, 63, 64]) {
+      const body = { metadata: { a: deep(levels) } }
+      expect(unstorableDetails("job", body).length > 0, `${levels}`).toBe(nestsDeeperThan(body, MAX_INPUT_DEPTH))
+    }
+    expect(unstorableDetails("job", { metadata: { a: deep(62) } })).toEqual([])
   })
 
   it("decodeInput reports unstorable strings together with the schema's problems", () => {

@@ -111,9 +111,17 @@ const syncedRecordKeys = (items: ReadonlyArray<unknown>) =>
     const keys = items.map(keyOf)
     const count = new Map<string, number>()
     for (const k of keys) if (k !== undefined) count.set(recordKey(k), (count.get(recordKey(k)) ?? 0) + 1)
-    return Promise.all(keys.map(async (k, i) =>
-      k === undefined || count.get(recordKey(k)) !== 1 ? undefined : { ...k, hash: await sha256Hex(JSON.stringify(items[i])) }
-    ))
+    const text = (item: unknown) => {
+      try {
+        return JSON.stringify(item)
+      } catch {
+        return undefined // nested past what the stack holds: no shortcut, and validation refuses it (too deep)
+      }
+    }
+    return Promise.all(keys.map(async (k, i) => {
+      const json = k === undefined || count.get(recordKey(k)) !== 1 ? undefined : text(items[i])
+      return json === undefined ? undefined : { ...k!, hash: await sha256Hex(json) }
+    }))
   })
 
 const recordKey = (k: { readonly external_source: string; readonly external_id: string }) => `${k.external_source}\u0000${k.external_id}`
