@@ -17,6 +17,7 @@ import {
   CurrentTenant,
   decodeListQuery,
   durationConfig,
+  integerConfig,
   type DomainError,
   encodeJson,
   EXPORT_ENTITIES,
@@ -104,7 +105,7 @@ const secretConfig = (name: string) =>
 export const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(30)
 
 export const ServerOptionsConfig = Config.all({
-  maxBodyBytes: Config.Int("MES_MAX_BODY_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
+  maxBodyBytes: integerConfig("MES_MAX_BODY_BYTES", 10 * 1024 * 1024, { min: 1 }),
   logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false)),
   requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
   shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10)),

@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { durationConfig } from "@mes/domain"
+import { durationConfig, integerConfig } from "@mes/domain"
 import { migrate } from "./migrator.ts"
 import { pageTypes } from "./page-bytes.ts"
 
@@ -151,8 +151,8 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
     const url = yield* Config.String("DATABASE_URL").pipe(Config.option)
     const dataDir = yield* Config.String("MES_DATA_DIR").pipe(Config.withDefault("./.mes/data"))
     const pool = yield* Config.all({
-      maxConnections: Config.Int("MES_DB_POOL_SIZE").pipe(Config.withDefault(10)),
-      pipeline: Config.Int("MES_DB_PIPELINE").pipe(Config.withDefault(4)),
+      maxConnections: integerConfig("MES_DB_POOL_SIZE", 10, { min: 1 }),
+      pipeline: integerConfig("MES_DB_PIPELINE", 4, { min: 1 }),
       connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5))
     })
     const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("8MB"))

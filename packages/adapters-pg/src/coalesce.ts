@@ -4,6 +4,7 @@ import * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { integerConfig } from "@mes/domain"
 
 export interface Coalescing {
   /** Batches of one key in flight at once (0: every item alone, at once). */
@@ -19,9 +20,9 @@ export interface Coalescing {
 
 /** MES_DB_WRITE_SLOTS (default 4; 0 turns coalescing off), MES_DB_WRITE_BATCH (32) and MES_DB_WRITE_MIN (8). */
 export const CoalescingConfig = Config.all({
-  slots: Config.Int("MES_DB_WRITE_SLOTS").pipe(Config.withDefault(4)),
-  max: Config.Int("MES_DB_WRITE_BATCH").pipe(Config.withDefault(32)),
-  min: Config.Int("MES_DB_WRITE_MIN").pipe(Config.withDefault(8))
+  slots: integerConfig("MES_DB_WRITE_SLOTS", 4, { min: 0 }),
+  max: integerConfig("MES_DB_WRITE_BATCH", 32, { min: 1 }),
+  min: integerConfig("MES_DB_WRITE_MIN", 8, { min: 1 })
 })
 
 /**

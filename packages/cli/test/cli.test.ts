@@ -284,6 +284,19 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     expect(new Set(outcomes.filter((o) => o !== "refused"))).toEqual(new Set([200, 401]))
   })
 
+  it("refuses to start with a setting out of its range, naming it, instead of refusing, hanging or never serving requests", async () => {
+    for (const [name, value, wanted] of [
+      ["MES_MAX_BODY_BYTES", "-5", "of at least 1"],
+      ["MES_DB_WRITE_BATCH", "0", "of at least 1"],
+      ["MES_DB_WRITE_SLOTS", "-1", "of at least 0"],
+      ["MES_WEBHOOK_CONCURRENCY", "2.5", "of at least 1"]
+    ] as const) {
+      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
+      expect(r.code, name).toBe(1)
+      expect(r.stderr, name).toContain(`${name}: '${value}' is not a whole number ${wanted}`)
+    }
+  })
+
   it("on SIGTERM stops accepting, finishes the request in flight, then exits 0", async () => {
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
     const url = new URL(await listening(server))

@@ -1,5 +1,6 @@
 // Durations in configuration (MES_* variables): `0`, `500ms`, `5s`, `5m`, `2h`, `1d`, or an effect
-// Duration string such as `5 seconds`. One parser for every setting, so they all read alike.
+// Duration string such as `5 seconds`. One parser for every setting, so they all read alike; and whole-number
+// settings (sizes, counts) with their bounds, read the same way.
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
@@ -29,5 +30,25 @@ export const durationConfig = (name: string, fallback: Duration.Duration) =>
       const parsed = parseDuration(text.value)
       if (parsed === undefined) throw new Error(`${name}: '${text.value}' is not a duration (use e.g. 500ms, 30s, 5m, 0)`)
       return parsed
+    })
+  )
+
+/**
+ * A whole-number setting (`name`, e.g. MES_DB_POOL_SIZE) with its default when unset or empty; a value that is not a
+ * whole number within `bounds` stops the start-up with what is wanted, where it would have refused every request
+ * (a body limit below 1), hung them (a batch of at most 0), or never connected (a pool of 0).
+ */
+export const integerConfig = (name: string, fallback: number, bounds: { readonly min: number; readonly max?: number }) =>
+  Config.String(name).pipe(
+    Config.option,
+    Config.map((text) => {
+      if (Option.isNone(text) || text.value.trim() === "") return fallback
+      const given = text.value.trim()
+      const n = Number(given)
+      if (!/^[-+]?\d+$/.test(given) || !Number.isSafeInteger(n) || n < bounds.min || (bounds.max !== undefined && n > bounds.max)) {
+        const wanted = bounds.max === undefined ? `of at least ${bounds.min}` : `from ${bounds.min} to ${bounds.max}`
+        throw new Error(`${name}: '${text.value}' is not a whole number ${wanted}`)
+      }
+      return n
     })
   )

@@ -1,6 +1,10 @@
+import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { parseDuration } from "../src/index.ts"
+import { integerConfig, parseDuration } from "../src/index.ts"
 
 const ms = (text: string) => {
   const d = parseDuration(text)
@@ -15,5 +19,26 @@ describe("parseDuration (MES_* duration settings)", () => {
 
   it("reads nothing from a bare non-zero number, a negative, an unknown unit, infinity or words", () => {
     expect([ms("30"), ms("-1s"), ms("5y"), ms("Infinity"), ms("soon"), ms("")]).toEqual([undefined, undefined, undefined, undefined, undefined, undefined])
+  })
+})
+
+describe("integerConfig (MES_* whole-number settings)", () => {
+  const read = (value: string | undefined, bounds: { min: number; max?: number } = { min: 1 }) => {
+    const exit = Effect.runSyncExit(Effect.gen(function*() {
+      return yield* integerConfig("MES_X", 7, bounds)
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_X: value } })))))
+    return Exit.isSuccess(exit) ? exit.value : String(Cause.squash(exit.cause))
+  }
+
+  it("reads whole numbers within its bounds, and the default when unset or empty", () => {
+    expect([read(undefined), read(""), read("  "), read("12"), read(" 3 "), read("+4"), read("0", { min: 0 }), read("10", { min: 0, max: 10 })])
+      .toEqual([7, 7, 7, 12, 3, 4, 0, 10])
+  })
+
+  it("refuses anything else, saying what it wants, where the start-up stops", () => {
+    for (const bad of ["0", "-3", "1.5", "1e3", "abc", "99999999999999999999"]) {
+      expect(read(bad), bad).toContain(`MES_X: '${bad}' is not a whole number of at least 1`)
+    }
+    expect(read("11", { min: 0, max: 10 })).toContain("MES_X: '11' is not a whole number from 0 to 10")
   })
 })

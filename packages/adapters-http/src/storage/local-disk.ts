@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { durationConfig, type ImageType, Storage, storageKey, typeOfKey } from "@mes/domain"
+import { durationConfig, type ImageType, integerConfig, Storage, storageKey, typeOfKey } from "@mes/domain"
 import { errorEnvelope } from "../errors.ts"
 
 export interface StorageOptions {
@@ -36,7 +36,7 @@ export const StorageOptionsConfig = Config.all({
     )
   ),
   secret: Config.String("MES_STORAGE_SECRET").pipe(Config.option, Config.map((s) => Option.getOrUndefined(Option.filter(s, (v) => v !== "")))),
-  maxBytes: Config.Int("MES_UPLOAD_MAX_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
+  maxBytes: integerConfig("MES_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, { min: 1 }),
   urlTtl: durationConfig("MES_STORAGE_URL_TTL", Duration.minutes(15))
 })
 

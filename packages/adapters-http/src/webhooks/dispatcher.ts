@@ -35,7 +35,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, integerConfig, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -162,7 +162,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         schedule: Config.String("MES_WEBHOOK_RETRY_SCHEDULE").pipe(Config.option),
         poll: Config.String("MES_WEBHOOK_POLL_INTERVAL").pipe(Config.option),
         timeout: Config.String("MES_WEBHOOK_TIMEOUT").pipe(Config.option),
-        concurrency: Config.Int("MES_WEBHOOK_CONCURRENCY").pipe(Config.option)
+        // 0: unset, the dispatcher's own default
+        concurrency: integerConfig("MES_WEBHOOK_CONCURRENCY", 0, { min: 1 })
       })
       if (env.enabled === "off") return WebhookDispatcher.disabled
       const options = yield* Effect.try({
@@ -175,7 +176,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             ...(Option.isSome(schedule) ? { schedule: parseRetrySchedule(schedule.value) } : {}),
             ...(Option.isSome(poll) ? { pollInterval: parseDuration(poll.value.trim(), "MES_WEBHOOK_POLL_INTERVAL") } : {}),
             ...(Option.isSome(timeout) ? { timeout: parseDuration(timeout.value.trim(), "MES_WEBHOOK_TIMEOUT") } : {}),
-            ...(Option.isSome(env.concurrency) ? { concurrency: env.concurrency.value } : {})
+            ...(env.concurrency > 0 ? { concurrency: env.concurrency } : {})
           }
         },
         catch: (e) => (e instanceof WebhookConfigError ? e : new WebhookConfigError({ message: String(e) }))
