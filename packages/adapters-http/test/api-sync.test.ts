@@ -142,6 +142,14 @@ describe("POST /api-jobs/bulk-sync", () => {
     expect(d.results[1]).toMatchObject({ external_id: "B-2", action: "error" })
     expect(d.results[1].error).toContain("job_number")
     expect((await api.get("/api-jobs?job_number=BULK")).body.data.jobs).toHaveLength(2)
+    // each problem once, by its field; the message names the field already, so it is not said twice
+    const bad = await api.post("/api-jobs/bulk-sync", {
+      jobs: [{ external_id: "B-4", external_source: "erp", priority: "high", due_date: "nope", parts: [{ external_id: "B-4-P", part_number: "P", quantity: 0 }], metadata: { "k\u0000": 1 } }]
+    })
+    expect(bad.body.data.results[0].error).toBe(
+      "Validation failed for job: 5 errors: metadata.k\u0000 a field name contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate); " +
+        "job_number is required; due_date must be an ISO 8601 date; priority has an invalid type (string); parts[0].quantity must be at least 1"
+    )
     // the same record again holds nothing new: unchanged, nothing written
     const viaJobs = await api.post("/api-jobs/bulk-sync", { jobs: [erpJob("B-1", "BULK-1")] })
     expect(viaJobs.body.data).toMatchObject({ total: 1, created: 0, updated: 0, unchanged: 1, errors: 0 })

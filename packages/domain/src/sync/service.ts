@@ -83,7 +83,7 @@ const syncDecoder = <S extends Parameters<typeof decodeInput>[0]>(schema: S, roo
 /** One line for a bulk result: the message plus the first details. */
 const describe = (e: DomainError): string =>
   e._tag === "ValidationFailed"
-    ? `${e.message}: ${e.details.slice(0, 5).map((d) => `${d.field || "(body)"} ${d.message}`).join("; ")}`
+    ? `${e.message}: ${e.details.slice(0, 5).map((d) => d.field !== "" && d.message.startsWith(d.field) ? d.message : `${d.field || "(body)"} ${d.message}`).join("; ")}`
     : e.message
 
 /** A record's external_id, where it has one. */
