@@ -187,26 +187,29 @@ export type AnswerAsTheApi = <E, R>(
 const answeredAsTheApi = <E, R>(
   route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   requestTimeout: Duration.Duration,
+  /** The request as its log lines name it. */
   request: { readonly method: string; readonly url: string }
-) => {
-  // a signed storage URL is logged without its signature, which would let a reader of the log use it
-  const url = request.url.replace(SIGNATURE_PARAMETER, "$1redacted")
-  return answerUnavailable(route, {
+) =>
+  answerUnavailable(route, {
     requestTimeout,
-    labels: [request.method, url],
+    labels: [request.method, request.url],
     unavailable: (why) => Effect.succeed(unavailable(why.message)),
     otherwise: (cause) =>
-      Effect.logError("unhandled error", request.method, url, cause).pipe(
+      Effect.logError("unhandled error", request.method, request.url, cause).pipe(
         Effect.as(fail(500, "INTERNAL_ERROR", "Internal server error"))
       )
   })
-}
 
 const SIGNATURE_PARAMETER = /([?&]signature=)[^&]*/
 
-/** `answeredAsTheApi` for a route of its own, with `requestTimeout` (MES_REQUEST_TIMEOUT's default if not given). */
+/**
+ * `answeredAsTheApi` for a route of its own, with `requestTimeout` (MES_REQUEST_TIMEOUT's default if not given). Its
+ * URL is logged without a `signature` (a signed storage URL's would let a reader of the log use it); the API's own
+ * routes carry none, so their URLs are not rewritten.
+ */
 export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT): AnswerAsTheApi => (route) =>
-  Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => answeredAsTheApi(route, requestTimeout, request))
+  Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+    answeredAsTheApi(route, requestTimeout, { method: request.method, url: request.url.replace(SIGNATURE_PARAMETER, "$1redacted") }))
 
 const queryOf = (url: string): Record<string, string> => {
   const i = url.indexOf("?")
