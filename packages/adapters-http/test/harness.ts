@@ -5,7 +5,7 @@ import { DomainLive, Tenants } from "@mes/domain"
 import { StoresPg, testDatabase } from "@mes/adapters-pg"
 import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
-import { expect } from "vitest"
+import { expect, vi } from "vitest"
 import { scratchDir } from "./scratch.ts"
 import { startTcpProxy } from "./tcp-proxy.ts"
 
@@ -157,6 +157,18 @@ export const retryWhile = async <T>(send: () => Promise<T>, again: (answer: T) =
   let answer = await send()
   for (let i = 0; i < tries && again(answer); i++) answer = await sleep(100).then(send)
   return answer
+}
+
+/** Runs `f` with the console captured: what it logged, one string a call (Effect's logger writes there). */
+export const capturingLogs = async <T>(f: () => Promise<T>): Promise<{ readonly value: T; readonly logged: ReadonlyArray<string> }> => {
+  const logged: Array<string> = []
+  const spies = (["log", "error", "warn", "info"] as const).map((m) =>
+    vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => void logged.push(args.map(String).join(" "))))
+  try {
+    return { value: await f(), logged }
+  } finally {
+    spies.forEach((s) => s.mockRestore())
+  }
 }
 
 /** An error's details, in order, each as "field constraint". */

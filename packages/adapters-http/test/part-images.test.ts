@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, 
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import * as Duration from "effect/Duration"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { localDiskStorage } from "../src/storage/local-disk.ts"
-import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { capturingLogs, client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 import { scratchDir } from "./scratch.ts"
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 4])
@@ -246,10 +246,7 @@ describe("more ways an upload or an attachment can be wrong", () => {
     const u = (await api.post("/api-upload-url", { content_type: "image/png" })).body.data
     mkdirSync(join(dir, u.key), { recursive: true })
     const before = readdirSync(join(dir, tenantId)).sort()
-    const logged: Array<string> = []
-    const spies = (["log", "error", "warn", "info"] as const).map((m) =>
-      vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => void logged.push(args.map(String).join(" "))))
-    const res = await put(u.upload_url, PNG, "image/png").finally(() => spies.forEach((s) => s.mockRestore()))
+    const { value: res, logged } = await capturingLogs(() => put(u.upload_url, PNG, "image/png"))
     expect({ status: res.status, body: await res.json() }).toEqual({
       status: 500,
       body: { success: false, error: { code: "INTERNAL_ERROR", message: "Internal server error", statusCode: 500 } }

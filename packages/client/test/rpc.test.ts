@@ -4,9 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { FetchHttpClient } from "effect/http"
 import { RpcClient, RpcSerialization } from "effect/rpc"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testDatabaseKind } from "@mes/adapters-pg"
-import { type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
+import { capturingLogs, type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
 import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
   Forbidden,
@@ -134,18 +134,11 @@ describe("Effect RPC: what REST answers 400 or 500", () => {
   it("a defect in a call is logged and fails with InternalError, telling the caller nothing of it", async () => {
     await h.sql(`CREATE FUNCTION rpc_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom: secret detail'; END $$`)
     await h.sql(`CREATE TRIGGER rpc_boom BEFORE INSERT ON jobs FOR EACH ROW WHEN (NEW.job_number = 'RPC-BOOM') EXECUTE FUNCTION rpc_boom()`)
-    const logged: Array<string> = []
-    const spies = (["log", "error", "warn", "info"] as const).map((m) =>
-      vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => void logged.push(args.map(String).join(" "))))
-    try {
-      const e = await withClient(key, (rpc) => Effect.flip(rpc.CreateJob({ job: nestedJob("RPC-BOOM") })))
-      expect(e).toBeInstanceOf(InternalError)
-      expect(e).toMatchObject({ code: "INTERNAL_ERROR", statusCode: 500, message: "Internal server error" })
-      expect(JSON.stringify(e)).not.toContain("secret detail")
-    } finally {
-      spies.forEach((s) => s.mockRestore())
-      await h.sql("DROP TRIGGER rpc_boom ON jobs")
-    }
+    const { value: e, logged } = await capturingLogs(() => withClient(key, (rpc) => Effect.flip(rpc.CreateJob({ job: nestedJob("RPC-BOOM") }))))
+      .finally(() => h.sql("DROP TRIGGER rpc_boom ON jobs"))
+    expect(e).toBeInstanceOf(InternalError)
+    expect(e).toMatchObject({ code: "INTERNAL_ERROR", statusCode: 500, message: "Internal server error" })
+    expect(JSON.stringify(e)).not.toContain("secret detail")
     expect(logged.find((l) => l.includes("unhandled error RPC CreateJob"))).toContain("secret detail")
     expect((await withClient(key, (rpc) => rpc.CreateJob({ job: nestedJob("RPC-BOOM") }))).job_number).toBe("RPC-BOOM")
   })
