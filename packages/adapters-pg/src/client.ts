@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { durationConfig, integerConfig } from "@mes/domain"
+import { durationConfig, integerConfig, parsedConfig } from "@mes/domain"
 import { migrate } from "./migrator.ts"
 import { pageTypes } from "./page-bytes.ts"
 
@@ -58,6 +58,23 @@ const PGLITE_START = ["--single", "-F", "-O", "-j", "-c", "search_path=public", 
   "-c", "max_worker_processes=0", "-c", "max_parallel_workers=0", "-c", "max_parallel_workers_per_gather=0", "-c", "io_method=sync",
   "-c", "max_parallel_maintenance_workers=0"]
 
+const MEMORY_UNITS: Record<string, number> = { B: 1, kB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 }
+
+/** What the embedded database's shared buffers may be (beyond it PGlite fails to start, and says only "PGlite failed to initialize properly"). */
+const SHARED_BUFFERS = { min: 128 * 1024, max: 1024 ** 3, wanted: "a size from 128kB to 1GB (like 8MB, 64MB, 1GB)" } as const
+
+/**
+ * A size for PGlite's `shared_buffers` as PostgreSQL writes sizes (`8MB`, `512kB`, `0.5GB`; a bare number counts 8 kB
+ * pages), as whole kB, or undefined when it is no such size or lies outside SHARED_BUFFERS: PostgreSQL's least, and
+ * what the embedded database's WebAssembly memory can hold (2GB fails to start).
+ */
+export const sharedBuffersOf = (text: string): string | undefined => {
+  const m = /^(\d+(?:\.\d+)?)\s*(B|kB|MB|GB|TB)?$/.exec(text.trim())
+  if (m === null) return undefined
+  const bytes = Number(m[1]) * (m[2] === undefined ? 8192 : MEMORY_UNITS[m[2]]!)
+  return bytes >= SHARED_BUFFERS.min && bytes <= SHARED_BUFFERS.max ? `${Math.round(bytes / 1024)}kB` : undefined
+}
+
 /**
  * Embedded PostgreSQL: PGlite in this process, served on a private unix socket.
  * `dataDir` undefined means in memory. PGlite is one session, so the pool holds one connection:
@@ -68,7 +85,11 @@ export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: str
   Layer.unwrap(Effect.gen(function*() {
     // shared buffers live in the process's memory here (touched at start: each MB is a MB of RSS); pages
     // beyond them come from PGlite's file system, i.e. the OS page cache (MES_PGLITE_SHARED_BUFFERS, docs/DECISIONS.md)
-    const settings = ["-c", `shared_buffers=${options.sharedBuffers ?? "8MB"}`]
+    const sharedBuffers = sharedBuffersOf(options.sharedBuffers ?? "8MB")
+    if (sharedBuffers === undefined) {
+      return yield* Effect.die(new Error(`sharedBuffers: '${options.sharedBuffers}' is not ${SHARED_BUFFERS.wanted}`))
+    }
+    const settings = ["-c", `shared_buffers=${sharedBuffers}`]
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
     const [{ PGlite }, { PGLiteSocketServer }, pgliteWasmModule] = yield* Effect.all([
       Effect.promise(() => import("@electric-sql/pglite")),
@@ -155,8 +176,9 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
       pipeline: integerConfig("MES_DB_PIPELINE", 4, { min: 1 }),
       connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5))
     })
-    const sharedBuffers = yield* Config.String("MES_PGLITE_SHARED_BUFFERS").pipe(Config.withDefault("8MB"))
-    const base = Option.isSome(url) && url.value !== "" ? postgres(url.value, pool) : pglite(dataDir, { sharedBuffers })
+    const base = Option.isSome(url) && url.value !== ""
+      ? postgres(url.value, pool)
+      : pglite(dataDir, { sharedBuffers: yield* parsedConfig("MES_PGLITE_SHARED_BUFFERS", "8MB", sharedBuffersOf, SHARED_BUFFERS.wanted) })
     return options.migrate === false ? base : withMigrations(base)
   }))
 

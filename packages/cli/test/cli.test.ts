@@ -297,6 +297,17 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     }
   })
 
+  it("refuses an embedded database's shared buffers PGlite cannot start with, naming the setting; PostgreSQL does not read it", async () => {
+    const embedded = { DATABASE_URL: "", MES_DATA_DIR: join(tmp, "shared-buffers") }
+    for (const value of ["lots", "100kB", "2GB"]) {
+      const r = await mes(["migrate"], { ...embedded, MES_PGLITE_SHARED_BUFFERS: value })
+      expect(r.code, value).toBe(1)
+      expect(r.stderr, value).toContain(`MES_PGLITE_SHARED_BUFFERS: '${value}' is not a size from 128kB to 1GB`)
+    }
+    expect(await mes(["migrate"], { ...embedded, MES_PGLITE_SHARED_BUFFERS: "0.5MB" })).toMatchObject({ code: 0 })
+    if (serverUrl !== undefined) expect(await mes(["migrate"], { MES_PGLITE_SHARED_BUFFERS: "lots" })).toMatchObject({ code: 0 })
+  })
+
   it("on SIGTERM stops accepting, finishes the request in flight, then exits 0", async () => {
     const server = start(["serve", "--port", "0", "--host", "127.0.0.1"])
     const url = new URL(await listening(server))

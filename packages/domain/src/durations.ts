@@ -19,19 +19,24 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
 }
 
 /**
- * A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty; a value nobody
- * can read stops the start-up instead of silently running with the default.
+ * A setting (`name`) read as `parse` reads it, with its default when unset or empty. A value `parse` refuses stops
+ * the start-up with the setting's name and what is `wanted`, instead of silently running with the default (or with
+ * a value that refuses every request, hangs them, or never connects).
  */
-export const durationConfig = (name: string, fallback: Duration.Duration) =>
+export const parsedConfig = <A>(name: string, fallback: A, parse: (text: string) => A | undefined, wanted: string) =>
   Config.String(name).pipe(
     Config.option,
     Config.map((text) => {
       if (Option.isNone(text) || text.value.trim() === "") return fallback
-      const parsed = parseDuration(text.value)
-      if (parsed === undefined) throw new Error(`${name}: '${text.value}' is not a duration (use e.g. 500ms, 30s, 5m, 0)`)
+      const parsed = parse(text.value.trim())
+      if (parsed === undefined) throw new Error(`${name}: '${text.value}' is not ${wanted}`)
       return parsed
     })
   )
+
+/** A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty. */
+export const durationConfig = (name: string, fallback: Duration.Duration) =>
+  parsedConfig(name, fallback, parseDuration, "a duration (use e.g. 500ms, 30s, 5m, 0)")
 
 /**
  * A whole-number setting (`name`, e.g. MES_DB_POOL_SIZE) with its default when unset or empty; a value that is not a
@@ -39,16 +44,14 @@ export const durationConfig = (name: string, fallback: Duration.Duration) =>
  * (a body limit below 1), hung them (a batch of at most 0), or never connected (a pool of 0).
  */
 export const integerConfig = (name: string, fallback: number, bounds: { readonly min: number; readonly max?: number }) =>
-  Config.String(name).pipe(
-    Config.option,
-    Config.map((text) => {
-      if (Option.isNone(text) || text.value.trim() === "") return fallback
-      const given = text.value.trim()
+  parsedConfig(
+    name,
+    fallback,
+    (given) => {
       const n = Number(given)
-      if (!/^[-+]?\d+$/.test(given) || !Number.isSafeInteger(n) || n < bounds.min || (bounds.max !== undefined && n > bounds.max)) {
-        const wanted = bounds.max === undefined ? `of at least ${bounds.min}` : `from ${bounds.min} to ${bounds.max}`
-        throw new Error(`${name}: '${text.value}' is not a whole number ${wanted}`)
-      }
-      return n
-    })
+      return /^[-+]?\d+$/.test(given) && Number.isSafeInteger(n) && n >= bounds.min && (bounds.max === undefined || n <= bounds.max)
+        ? n
+        : undefined
+    },
+    `a whole number ${bounds.max === undefined ? `of at least ${bounds.min}` : `from ${bounds.min} to ${bounds.max}`}`
   )
