@@ -9,6 +9,7 @@ import { testDatabaseKind } from "@mes/adapters-pg"
 import { capturingLogs, type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
 import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import {
+  BadRequest,
   Forbidden,
   InternalError,
   InvalidStateTransition,
@@ -129,6 +130,29 @@ describe("Effect RPC: what REST answers 400 or 500", () => {
         Effect.flip(rpc.MoveOperation({ id: "x".repeat(5000), action: "start" }))
       ]))
     for (const e of refused) expect(e).toMatchObject({ _tag: "BadRequest", code: "BAD_REQUEST", statusCode: 400, message: "id must be a UUID" })
+  })
+
+  it("a payload of the wrong shape is BadRequest naming where, not a defect of the protocol; none is too", async () => {
+    const refused = await withClient(key, (rpc) =>
+      Effect.all([
+        Effect.flip(rpc.GetJob({ id: 5 as any })),
+        Effect.flip(rpc.MoveJob({ id: UNKNOWN, action: "explode" as any })),
+        Effect.flip(rpc.MoveOperation({ id: UNKNOWN, action: "start", user_id: ["x".repeat(5000)] as any })),
+        Effect.flip(rpc.ListJobs({ query: { limit: { a: 1 } as any } })),
+        Effect.flip(rpc.CreateJob({} as any)),
+        Effect.flip(rpc.GetJob(undefined as any))
+      ]))
+    expect(refused.map((e) => ({ _tag: e._tag, statusCode: (e as BadRequest).statusCode, message: e.message }))).toEqual([
+      { _tag: "BadRequest", statusCode: 400, message: `Invalid GetJob payload: Expected string at ["id"]` },
+      { _tag: "BadRequest", statusCode: 400, message: `Invalid MoveJob payload: Expected "start" | "stop" | "resume" | "complete" at ["action"]` },
+      { _tag: "BadRequest", statusCode: 400, message: `Invalid MoveOperation payload: Expected string at ["user_id"]` },
+      { _tag: "BadRequest", statusCode: 400, message: `Invalid ListJobs payload: Expected string | number | boolean at ["query"]["limit"]` },
+      { _tag: "BadRequest", statusCode: 400, message: `Invalid CreateJob payload: Missing key at ["job"]` },
+      { _tag: "BadRequest", statusCode: 400, message: "Invalid GetJob payload: Expected object" }
+    ])
+    for (const e of refused) expect(e).toBeInstanceOf(BadRequest)
+    // the right shapes are answered
+    expect(await withClient(key, (rpc) => Effect.flip(rpc.MoveJob({ id: UNKNOWN, action: "start" })))).toBeInstanceOf(NotFound)
   })
 
   it("a defect in a call is logged and fails with InternalError, telling the caller nothing of it", async () => {

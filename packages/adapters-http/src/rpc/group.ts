@@ -33,29 +33,43 @@ export const JobAction = Schema.Literals(["start", "stop", "resume", "complete"]
 /** GET /api-jobs query parameters (filters, sort, order, limit, offset), as the REST API takes them. */
 export const ListQuery = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean]))
 
+/**
+ * Each call's payload, as the server decodes it (rpc/server.ts): a payload of the wrong shape is the typed
+ * `BadRequest`, as REST answers 400, not a defect of the RPC protocol (which decoding it before the call would be).
+ */
+export const Payloads = {
+  CreateJob: Schema.Struct({ job: body(JobCreate) }),
+  GetJob: Schema.Struct({ id: Id }),
+  ListJobs: Schema.Struct({ query: ListQuery }),
+  MoveJob: Schema.Struct({ id: Id, action: JobAction }),
+  MoveOperation: Schema.Struct({ id: Id, action: OperationAction, user_id: Schema.optionalKey(Id) }),
+  CreateTimeEntry: Schema.Struct({ entry: body(TimeEntryCreate) }),
+  CreateIssue: Schema.Struct({ issue: body(IssueCreate) })
+}
+
+/** A payload typed for the caller by its schema in `Payloads` and sent as it is (even none): the server decodes it. */
+const payload = <K extends keyof typeof Payloads>(tag: K) =>
+  Schema.Any as unknown as Schema.Codec<(typeof Payloads)[K]["Type"], (typeof Payloads)[K]["Encoded"]>
+
 export class MesRpcs extends RpcGroup.make(
   /** POST /api-jobs: a job with its parts and operations, in one transaction; answers the REST `data`. */
-  Rpc.make("CreateJob", { payload: { job: body(JobCreate) }, success: dataOf(JobCreated), error: MesError }),
+  Rpc.make("CreateJob", { payload: payload("CreateJob"), success: dataOf(JobCreated), error: MesError }),
   /** GET /api-jobs?id=: the job with its parts and their operations. */
-  Rpc.make("GetJob", { payload: { id: Id }, success: JobDetail, error: MesError }),
+  Rpc.make("GetJob", { payload: payload("GetJob"), success: JobDetail, error: MesError }),
   /** GET /api-jobs with its query parameters: `{ jobs, pagination }`. */
   Rpc.make("ListJobs", {
-    payload: { query: ListQuery },
+    payload: payload("ListJobs"),
     success: Schema.Struct({ jobs: Schema.Array(JobWithParts), pagination: Pagination }),
     error: MesError
   }),
   /** POST /api-job-lifecycle/{action}?id= */
-  Rpc.make("MoveJob", { payload: { id: Id, action: JobAction }, success: dataOf(JobMoved), error: MesError }),
+  Rpc.make("MoveJob", { payload: payload("MoveJob"), success: dataOf(JobMoved), error: MesError }),
   /** POST /api-operation-lifecycle/{action}?id=[&user_id=] */
-  Rpc.make("MoveOperation", {
-    payload: { id: Id, action: OperationAction, user_id: Schema.optionalKey(Id) },
-    success: dataOf(OperationMoved),
-    error: MesError
-  }),
+  Rpc.make("MoveOperation", { payload: payload("MoveOperation"), success: dataOf(OperationMoved), error: MesError }),
   /** POST /api-time-entries: the time entry. */
-  Rpc.make("CreateTimeEntry", { payload: { entry: body(TimeEntryCreate) }, success: TimeEntry, error: MesError }),
+  Rpc.make("CreateTimeEntry", { payload: payload("CreateTimeEntry"), success: TimeEntry, error: MesError }),
   /** POST /api-issues: the issue. */
-  Rpc.make("CreateIssue", { payload: { issue: body(IssueCreate) }, success: Issue, error: MesError })
+  Rpc.make("CreateIssue", { payload: payload("CreateIssue"), success: Issue, error: MesError })
 ).middleware(MesRpcAuth) {}
 
 export const RPC_PATH = "/rpc"

@@ -4,7 +4,8 @@
 // (JSON over HTTP POST) by `mes serve`. A call the database cannot serve now, or one past MES_REQUEST_TIMEOUT, fails
 // with ServiceUnavailable, as REST answers 503 (unavailable.ts), not with a defect; any other defect is logged and
 // fails with InternalError, as REST answers 500, without the defect's text. A body REST would refuse before anything
-// else (too large, not JSON, nested too deep) is refused the same way, with REST's 413 or 400 envelope.
+// else (too large, not JSON, nested too deep) is refused the same way, with REST's 413 or 400 envelope. A payload of
+// the wrong shape is decoded here, in the call (group.ts `Payloads`), and fails with BadRequest, not as a defect.
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -12,12 +13,13 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as Layer from "effect/Layer"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues, Jobs, Operations, RateLimits, Tenants, TimeEntries } from "@mes/domain"
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
 import { answerUnavailable } from "../unavailable.ts"
 import { readJsonBody } from "../server.ts"
-import { fromEnvelope, InternalError, MesRpcAuth, MesRpcs, ServiceUnavailable, Unauthorized } from "./group.ts"
+import { fromEnvelope, InternalError, MesRpcAuth, MesRpcs, Payloads, ServiceUnavailable, Unauthorized } from "./group.ts"
 
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
 const toRpcError = (e: DomainError) => fromEnvelope(fromDomainError(e).error)
@@ -65,30 +67,40 @@ const uuids = <A, R>(ids: Readonly<Record<string, string | undefined>>, effect: 
   return bad === undefined ? effect : Effect.fail(new BadRequest({ message: `${bad[0]} must be a UUID` }))
 }
 
+/** The call's payload decoded by its schema; a wrong one is BadRequest, naming where it is wrong. */
+const decodePayload = <K extends keyof typeof Payloads>(tag: K, payload: unknown): Effect.Effect<(typeof Payloads)[K]["Type"], DomainError> =>
+  (Schema.decodeUnknownEffect(Payloads[tag]) as (u: unknown) => Effect.Effect<(typeof Payloads)[K]["Type"], Schema.SchemaError>)(payload).pipe(
+    Effect.mapError((e) => new BadRequest({ message: `Invalid ${tag} payload: ${e.message.replace(/\s*\n\s*/g, " ")}` }))
+  )
+
 const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
   const jobs = yield* Jobs
   const operations = yield* Operations
   const timeEntries = yield* TimeEntries
   const issues = yield* Issues
-  // the answer is the REST `data` as JSON; the group's success schema checks and encodes it
-  const run = <T>(effect: Effect.Effect<unknown, DomainError, CurrentTenant>) =>
-    effect.pipe(Effect.map((a) => plain(a) as T), Effect.mapError(toRpcError))
+  /**
+   * The handler of `tag`: its payload decoded, then `f`; the answer is the REST `data` as JSON, which the group's
+   * success schema checks and encodes.
+   */
+  const handle = <K extends keyof typeof Payloads, T>(tag: K, f: (p: (typeof Payloads)[K]["Type"]) => Effect.Effect<unknown, DomainError, CurrentTenant>) =>
+  (payload: unknown) =>
+    Effect.flatMap(decodePayload(tag, payload), f).pipe(Effect.map((a) => plain(a) as T), Effect.mapError(toRpcError))
   return MesRpcs.of({
-    CreateJob: ({ job }) => run(jobs.create(job)),
-    GetJob: ({ id }) => run(uuids({ id }, jobs.get(id))),
-    ListJobs: ({ query }) =>
-      run(Effect.map(
+    CreateJob: handle("CreateJob", ({ job }) => jobs.create(job)),
+    GetJob: handle("GetJob", ({ id }) => uuids({ id }, jobs.get(id))),
+    ListJobs: handle("ListJobs", ({ query }) =>
+      Effect.map(
         jobs.list(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]))),
         (page) => ({ jobs: page.rows, pagination: { limit: page.limit, offset: page.offset, total: page.total } })
       )),
-    MoveJob: ({ action, id }) =>
-      run(uuids(
+    MoveJob: handle("MoveJob", ({ action, id }) =>
+      uuids(
         { id },
         Effect.map(jobs.transition(id, action), (r) => ({ job: r.job, operation: r.action, previous_status: r.previous_status, new_status: r.new_status }))
       )),
-    MoveOperation: ({ action, id, user_id }) => run(uuids({ id, user_id }, operations.transition(id, action, user_id?.toLowerCase()))),
-    CreateTimeEntry: ({ entry }) => run(timeEntries.create(entry)),
-    CreateIssue: ({ issue }) => run(issues.create(issue))
+    MoveOperation: handle("MoveOperation", ({ action, id, user_id }) => uuids({ id, user_id }, operations.transition(id, action, user_id?.toLowerCase()))),
+    CreateTimeEntry: handle("CreateTimeEntry", ({ entry }) => timeEntries.create(entry)),
+    CreateIssue: handle("CreateIssue", ({ issue }) => issues.create(issue))
   })
 }))
 
