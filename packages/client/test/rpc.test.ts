@@ -122,6 +122,12 @@ describe("Effect RPC at /functions/v1/rpc", () => {
 })
 
 describe("Effect RPC: what REST answers 400 or 500", () => {
+  /** A body as it is, POSTed to the RPC endpoint with the key. */
+  const post = async (body: string) => {
+    const res = await fetch(`${h.url}/rpc`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })
+    return { status: res.status, body: (await res.json()) as any }
+  }
+
   it("an id that is not a UUID is BadRequest, as REST's ?id= is 400 (not a database error)", async () => {
     const refused = await withClient(key, (rpc) =>
       Effect.all([
@@ -168,10 +174,6 @@ describe("Effect RPC: what REST answers 400 or 500", () => {
   })
 
   it("a body REST would refuse first is refused the same way: too large 413, not JSON or nested too deep 400", async () => {
-    const post = async (body: string) => {
-      const res = await fetch(`${h.url}/rpc`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })
-      return { status: res.status, body: (await res.json()) as any }
-    }
     const call = (payload: string) => `{"_tag":"Request","id":"1","tag":"GetJob","payload":${payload},"headers":[]}`
     expect(await post(call(`{"id":"${"x".repeat(100_001)}"}`))).toMatchObject({ status: 413, body: { error: { code: "PAYLOAD_TOO_LARGE" } } })
     expect(await post(call("{not json"))).toMatchObject({ status: 400, body: { error: { code: "BAD_REQUEST", message: "Request body is not valid JSON" } } })
@@ -179,6 +181,31 @@ describe("Effect RPC: what REST answers 400 or 500", () => {
     expect(await post(call(deep))).toMatchObject({ status: 400, body: { error: { code: "BAD_REQUEST", message: expect.stringContaining("deeper than") } } })
     // within the bounds the same call is answered
     expect(await post(call(`{"id":"${UNKNOWN}"}`))).toMatchObject({ status: 200, body: [{ _tag: "Exit", exit: { _tag: "Failure" } }] })
+  })
+
+  it("a body that is not messages of the protocol is 400 in REST's envelope, not the RPC server's TypeError or defect frames", async () => {
+    const request = (fields: string) => `{"_tag":"Request","id":"1","tag":"GetJob","payload":{"id":"${UNKNOWN}"}${fields}}`
+    for (
+      const [body, why] of [
+        ["null", "a message must be an object"],
+        ["[1,2]", "a message must be an object"],
+        [`"GetJob"`, "a message must be an object"],
+        [`{"_tag":"Whatever"}`, "_tag must be one of Request, Ack, Interrupt, Ping, Eof"],
+        [`[${request(`,"headers":[]`)},{}]`, "_tag must be one of Request, Ack, Interrupt, Ping, Eof"],
+        [request(`,"headers":{}`), "a request's headers must be an array of [name, value] pairs"],
+        [request(`,"headers":[["a"]]`), "a request's headers must be an array of [name, value] pairs"],
+        [request(""), "a request's headers must be an array of [name, value] pairs"],
+        [`{"_tag":"Request","id":null,"tag":"GetJob","payload":{}}`, "a request's id must be a string or a number"],
+        [`{"_tag":"Request","id":"1","tag":7,"payload":{}}`, "a request's tag must be a string"]
+      ] as const
+    ) {
+      expect(await post(body), body).toEqual({
+        status: 400,
+        body: { success: false, error: { code: "BAD_REQUEST", message: `Not an RPC request: ${why}`, statusCode: 400 } }
+      })
+    }
+    // the protocol's messages are answered
+    expect(await post(request(`,"headers":[["x-a","1"]]`))).toMatchObject({ status: 200, body: [{ _tag: "Exit", exit: { _tag: "Failure" } }] })
   })
 })
 

@@ -18,7 +18,7 @@ import { BadRequest, CurrentTenant, type DomainError, encodeJson, isUuid, Issues
 import { credentialsOf } from "../auth.ts"
 import { fromDomainError } from "../errors.ts"
 import { answerUnavailable } from "../unavailable.ts"
-import { readJsonBody } from "../server.ts"
+import { fail, readJsonBody } from "../server.ts"
 import { fromEnvelope, InternalError, MesRpcAuth, MesRpcs, Payloads, ServiceUnavailable, Unauthorized } from "./group.ts"
 
 /** The domain error as the REST API states it (one mapping, errors.ts), tagged like the domain's. */
@@ -104,12 +104,40 @@ const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
   })
 }))
 
+const FRAME_TAGS = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
+
+/**
+ * Why `body` is not what an RPC client sends (one message of the protocol, or an array of them), or undefined when
+ * it is: the RPC server would answer such a body with a TypeError of its own (`null`, `headers` missing or not an
+ * array of pairs) or a defect frame per element, none of them an answer a caller can act on.
+ */
+const notRpcMessages = (body: unknown): string | undefined => {
+  const messages: ReadonlyArray<unknown> = Array.isArray(body) ? body : [body]
+  for (const m of messages) {
+    if (typeof m !== "object" || m === null || Array.isArray(m)) return "a message must be an object"
+    const { _tag, headers, id, tag } = m as Record<string, unknown>
+    if (typeof _tag !== "string" || !FRAME_TAGS.has(_tag)) return `_tag must be one of ${[...FRAME_TAGS].join(", ")}`
+    if (_tag !== "Request") continue
+    if (typeof id !== "string" && typeof id !== "number") return "a request's id must be a string or a number"
+    if (typeof tag !== "string") return "a request's tag must be a string"
+    const pair = (h: unknown) => Array.isArray(h) && h.length === 2 && typeof h[0] === "string" && typeof h[1] === "string"
+    if (!(Array.isArray(headers) && headers.every(pair))) {
+      return "a request's headers must be an array of [name, value] pairs"
+    }
+  }
+  return undefined
+}
+
 /** The HTTP handler of the RPC endpoint (to register as a route); needs the domain services. */
 export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Duration; readonly maxBodyBytes: number }) =>
   RpcServer.toHttpEffect(MesRpcs).pipe(
     Effect.provide(Layer.mergeAll(HandlersLive, AuthLive(options.requestTimeout), RpcSerialization.layerJson)),
-    // the body is read (and kept for the RPC server) with REST's bounds first
+    // the body is read (and kept for the RPC server) with REST's bounds first, and must be messages of the protocol
     Effect.map((rpc) =>
       Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
-        Effect.flatMap(readJsonBody(request, options.maxBodyBytes), (read) => HttpServerResponse.isHttpServerResponse(read) ? Effect.succeed(read) : rpc)))
+        Effect.flatMap(readJsonBody(request, options.maxBodyBytes), (read) => {
+          if (HttpServerResponse.isHttpServerResponse(read)) return Effect.succeed(read)
+          const why = notRpcMessages(read.body)
+          return why === undefined ? rpc : Effect.succeed(fail(400, "BAD_REQUEST", `Not an RPC request: ${why}`))
+        })))
   )
