@@ -211,12 +211,19 @@ export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUE
   Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
     answeredAsTheApi(route, requestTimeout, { method: request.method, url: request.url.replace(SIGNATURE_PARAMETER, "$1redacted") }))
 
-const queryOf = (url: string): Record<string, string> => {
+/**
+ * The query's parameters, and the first one given more than once (`?id=A&id=B`): no parameter of the API takes
+ * several values, and taking one of them silently would read, change or delete another record than meant.
+ */
+const queryOf = (url: string): { readonly query: Record<string, string>; readonly repeated?: string } => {
   const i = url.indexOf("?")
-  const out: Record<string, string> = {}
-  if (i === -1) return out
-  for (const [k, v] of new URLSearchParams(url.slice(i + 1))) if (!(k in out)) out[k] = v
-  return out
+  const query: Record<string, string> = {}
+  if (i === -1) return { query }
+  for (const [k, v] of new URLSearchParams(url.slice(i + 1))) {
+    if (Object.hasOwn(query, k)) return { query, repeated: k }
+    query[k] = v
+  }
+  return { query }
 }
 
 /** spec 8 (cloud): the plan's daily limit on every response, as X-RateLimit-* and the IETF RateLimit fields. */
@@ -335,7 +342,8 @@ export const routes = <R>(
           body = read.body
           bodyText = read.text
         }
-        const query = queryOf(request.url)
+        const { query, repeated } = queryOf(request.url)
+        if (repeated !== undefined) return fail(400, "BAD_REQUEST", `query parameter ${repeated} is given more than once`)
         const malformed = yield* malformedQuery(query, spec)
         if (malformed !== undefined) return fail(400, "BAD_REQUEST", malformed)
         const idempotencyKey = withBody ? request.headers["idempotency-key"] : undefined

@@ -258,6 +258,31 @@ describe("query parameters (DECISIONS)", () => {
     expectError(await api.get("/api-jobs?offset=1e2"), 400, "BAD_REQUEST")
   })
 
+  it("a parameter given more than once is 400 naming it, before authentication, and nothing is read or changed", async () => {
+    const ids: Array<string> = []
+    for (const n of ["TWICE-1", "TWICE-2"]) ids.push((await api.post("/api-jobs", nestedJob(n, 1, 1))).body.data.job_id)
+    const both = `id=${ids[0]}&id=${ids[1]}`
+    const cases: Array<[Promise<Reply>, string]> = [
+      [api.get(`/api-jobs?${both}`), "id"],
+      [api.patch(`/api-jobs?${both}`, { notes: "changed" }), "id"],
+      [api.delete(`/api-jobs?${both}`), "id"],
+      [anonymous.delete(`/api-jobs?${both}`), "id"],
+      [api.get("/api-jobs?limit=1&limit=abc"), "limit"],
+      [api.get("/api-jobs?status=not_started&offset=0&status=completed"), "status"],
+      [api.get(`/api-jobs?limit=5&limit=5`), "limit"]
+    ]
+    for (const [reply, name] of cases) {
+      const res = await reply
+      expectError(res, 400, "BAD_REQUEST")
+      expect(res.body.error.message).toBe(`query parameter ${name} is given more than once`)
+    }
+    for (const id of ids) {
+      const res = await api.get(`/api-jobs?id=${id}`)
+      expect(res.status).toBe(200)
+      expect(res.body.data.job.notes).not.toBe("changed")
+    }
+  })
+
   it("limit=0 is 422 VALIDATION_ERROR with a detail for limit", async () => {
     const res = await api.get("/api-jobs?limit=0")
     expectError(res, 422, "VALIDATION_ERROR")
