@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { PartImages, Storage, type Tenants } from "@mes/domain"
+import { PartImages, shortHmacKey, Storage, type Tenants } from "@mes/domain"
 import { partImageHandlersOf } from "./handlers/api-part-images.ts"
 import { localDiskStorage, STORAGE_PATH, StorageOptionsConfig } from "./storage/local-disk.ts"
 import { BASE_PATH } from "./contract/api.ts"
@@ -54,6 +54,9 @@ export const allHandlers = Effect.gen(function*() {
 const apiRoutes = (options?: Partial<ServerOptions>) =>
   Effect.gen(function*() {
     const config = { ...(yield* ServerOptionsConfig), ...options }
+    // an embedding service's own `jwtSecret` is held to what MES_JWT_SECRET is
+    const short = config.jwtSecret === undefined ? undefined : shortHmacKey("jwtSecret", config.jwtSecret)
+    if (short !== undefined) return yield* Effect.die(new Error(short))
     // uploaded files: a local directory behind signed URLs this server answers (MES_STORAGE_DIR)
     const files = localDiskStorage(yield* StorageOptionsConfig, BASE_PATH)
     const handlers = {

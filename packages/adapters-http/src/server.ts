@@ -34,6 +34,7 @@ import {
   type RateLimitInfo,
   Readiness,
   type ReferenceTable,
+  secretConfig,
   Tenants,
   Tx
 } from "@mes/domain"
@@ -97,10 +98,6 @@ export interface ServerOptions {
   readonly jwtSecret: string | undefined
 }
 
-/** A secret from the environment; unset or empty is none. */
-const secretConfig = (name: string) =>
-  Config.String(name).pipe(Config.option, Config.map((v) => Option.getOrUndefined(Option.filter(v, (s) => s !== ""))))
-
 /** MES_REQUEST_TIMEOUT when unset. */
 export const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(30)
 
@@ -111,7 +108,7 @@ export const ServerOptionsConfig = Config.all({
   shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10)),
   cronSecret: secretConfig("CRON_SECRET"),
   serviceRoleKey: secretConfig("SERVICE_ROLE_KEY"),
-  jwtSecret: secretConfig("MES_JWT_SECRET")
+  jwtSecret: secretConfig("MES_JWT_SECRET", { hmacKey: true })
 })
 
 /** Seconds a client should wait before it retries a 503 (`Retry-After`). */

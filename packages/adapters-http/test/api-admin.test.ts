@@ -293,6 +293,15 @@ describe("GET /api-export (spec 4.11)", () => {
     expectDetail(await get(bearer(t.adminToken), "entities="), "entities", "NOT_NULL")
     expectDetail(await get(bearer(t.adminToken), "entities=jobs&format=xml"), "format", "ENUM_CONSTRAINT")
   })
+
+  it("a server given a session-token secret shorter than HS256's 32 bytes does not start, as with MES_JWT_SECRET", async () => {
+    await expect(startServer({ server: { jwtSecret: "k".repeat(31) } }))
+      .rejects.toThrow("jwtSecret is 31 bytes long: an HMAC-SHA256 key must be at least 32 bytes")
+    await expect(startServer({ env: { MES_JWT_SECRET: "short-secret" } }))
+      .rejects.toThrow("MES_JWT_SECRET is 12 bytes long: an HMAC-SHA256 key must be at least 32 bytes")
+    const own = await startServer({ server: { jwtSecret: "k".repeat(32) } })
+    await own.close()
+  })
 })
 
 describe("/api-key-generate (spec 4.12, 5.3)", () => {

@@ -34,11 +34,13 @@ export const startServer = async (
     readonly database?: ReturnType<typeof testDatabase>
     /** Routes beside the API's, as `mes serve` mounts the MCP endpoint. */
     readonly extraRoutes?: Parameters<typeof HttpServerLive>[2]
+    /** Settings an embedding service gives HttpServerLive, over the environment's. */
+    readonly server?: Parameters<typeof HttpServerLive>[1]
   } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const db = options.database ?? testDatabase()
-  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, undefined, options.extraRoutes).pipe(
+  const app = HttpServerLive({ port: 0, host: "127.0.0.1" }, options.server, options.extraRoutes).pipe(
     Layer.provideMerge(DomainLive),
     Layer.provideMerge(options.deployment === undefined ? UrlGuardLive : urlGuardFor(options.deployment)),
     Layer.provideMerge(StoresPg),
@@ -48,7 +50,8 @@ export const startServer = async (
       env: { ...process.env, ...options.env, MES_STORAGE_DIR: options.env?.MES_STORAGE_DIR ?? scratchDir("mes-storage-") } as Record<string, string>
     })))
   )
-  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
+  // a server that does not start leaves no database behind
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void))))
   const run = <A>(effect: Effect.Effect<A, unknown, any>) => Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A, unknown>)
   const tenant = (name = "Acme") =>
     run(Effect.gen(function*() {

@@ -323,6 +323,9 @@ describe("the URL signing key of a storage directory", () => {
     writeFileSync(join(broken, ".signing-key"), "")
     const options = { dir: broken, secret: undefined, maxBytes: 1000, urlTtl: Duration.minutes(1) }
     expect(() => localDiskStorage(options, "/functions/v1")).toThrow(/signing key/)
-    expect(() => localDiskStorage({ ...options, secret: "configured" }, "/functions/v1")).not.toThrow()
+    expect(() => localDiskStorage({ ...options, secret: "a-configured-key-of-32-bytes-ok!" }, "/functions/v1")).not.toThrow()
+    // an embedding service's own key is held to what MES_STORAGE_SECRET is
+    expect(() => localDiskStorage({ ...options, secret: "configured" }, "/functions/v1"))
+      .toThrow("secret is 10 bytes long: an HMAC-SHA256 key must be at least 32 bytes")
   })
 })

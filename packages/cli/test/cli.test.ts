@@ -184,6 +184,14 @@ describe("mes token issue", () => {
     expect(r.stderr).toContain("MES_JWT_SECRET")
   })
 
+  it("refuses a secret shorter than HS256's 32 bytes, naming its length and not it", async () => {
+    const r = await mes(["token", "issue", "--tenant", tenantId, "--profile", profileId, "--role", "admin", "--json"], { MES_JWT_SECRET: "short-secret" })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toContain("MES_JWT_SECRET is 12 bytes long: an HMAC-SHA256 key must be at least 32 bytes")
+    expect(r.stderr).not.toContain("short-secret")
+  })
+
   it("refuses a profile that is not in the tenant", async () => {
     const other = await json(["tenant", "create", "--name", "Other"])
     const r = await mes(["token", "issue", "--tenant", other.tenant_id, "--profile", profileId, "--role", "admin", "--json"], { MES_JWT_SECRET: SECRET })
@@ -294,6 +302,15 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)
       expect(r.stderr, name).toContain(`${name}: '${value}' is not a whole number ${wanted}`)
+    }
+  })
+
+  it("refuses to start with a session-token or URL-signing key shorter than 32 bytes, naming its length and not it", async () => {
+    for (const name of ["MES_JWT_SECRET", "MES_STORAGE_SECRET"]) {
+      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: "a-31-byte-secret-0123456789abcd" })
+      expect(r.code, name).toBe(1)
+      expect(r.stderr, name).toContain(`${name} is 31 bytes long: an HMAC-SHA256 key must be at least 32 bytes`)
+      expect(r.stderr, name).not.toContain("a-31-byte-secret")
     }
   })
 

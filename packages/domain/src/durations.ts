@@ -34,6 +34,32 @@ export const parsedConfig = <A>(name: string, fallback: A, parse: (text: string)
     })
   )
 
+/** RFC 7518 3.2 (and RFC 2104): an HMAC-SHA256 key must have at least the hash's 32 bytes. */
+export const HMAC_KEY_MIN_BYTES = 32
+
+/** Why `secret` cannot be the HMAC-SHA256 key `name` (its length, never the secret), or undefined when it can. */
+export const shortHmacKey = (name: string, secret: string): string | undefined => {
+  const bytes = new TextEncoder().encode(secret).length
+  return bytes >= HMAC_KEY_MIN_BYTES
+    ? undefined
+    : `${name} is ${bytes} bytes long: an HMAC-SHA256 key must be at least ${HMAC_KEY_MIN_BYTES} bytes (RFC 7518 3.2; make one with openssl rand -hex 32)`
+}
+
+/**
+ * A secret setting (`name`), as given (not trimmed); unset or empty is none. `hmacKey`: one shorter than
+ * HMAC_KEY_MIN_BYTES stops the start-up naming the setting and the length, where it used to sign and verify.
+ */
+export const secretConfig = (name: string, o: { readonly hmacKey?: boolean } = {}) =>
+  Config.String(name).pipe(
+    Config.option,
+    Config.map((given) => {
+      if (Option.isNone(given) || given.value === "") return undefined
+      const short = o.hmacKey === true ? shortHmacKey(name, given.value) : undefined
+      if (short !== undefined) throw new Error(short)
+      return given.value
+    })
+  )
+
 /** A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty. */
 export const durationConfig = (name: string, fallback: Duration.Duration) =>
   parsedConfig(name, fallback, parseDuration, "a duration (use e.g. 500ms, 30s, 5m, 0)")

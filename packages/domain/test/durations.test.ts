@@ -4,7 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { integerConfig, parseDuration } from "../src/index.ts"
+import { integerConfig, parseDuration, secretConfig } from "../src/index.ts"
 
 const ms = (text: string) => {
   const d = parseDuration(text)
@@ -40,5 +40,30 @@ describe("integerConfig (MES_* whole-number settings)", () => {
       expect(read(bad), bad).toContain(`MES_X: '${bad}' is not a whole number of at least 1`)
     }
     expect(read("11", { min: 0, max: 10 })).toContain("MES_X: '11' is not a whole number from 0 to 10")
+  })
+})
+
+describe("secretConfig (secrets; HMAC keys at least 32 bytes, RFC 7518 3.2)", () => {
+  const read = (value: string | undefined, hmacKey: boolean) => {
+    const exit = Effect.runSyncExit(Effect.gen(function*() {
+      return yield* secretConfig("MES_S", { hmacKey })
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_S: value } })))))
+    return Exit.isSuccess(exit) ? exit.value : String(Cause.squash(exit.cause))
+  }
+
+  it("reads a secret as given, none when unset or empty; an HMAC key of 32 bytes or more", () => {
+    const key = "k".repeat(32)
+    expect([read(undefined, true), read("", true), read(key, true), read(` ${key} `, true), read("short", false)])
+      .toEqual([undefined, undefined, key, ` ${key} `, "short"])
+    // 11 three-byte characters are 33 bytes
+    expect(read("€".repeat(11), true)).toBe("€".repeat(11))
+  })
+
+  it("refuses a shorter HMAC key, naming the setting and the length but never the secret", () => {
+    for (const [bad, bytes] of [["short-secret", 12], ["k".repeat(31), 31], ["€".repeat(10), 30]] as const) {
+      const message = read(bad, true) as string
+      expect(message, bad).toContain(`MES_S is ${bytes} bytes long: an HMAC-SHA256 key must be at least 32 bytes`)
+      expect(message, bad).not.toContain(bad)
+    }
   })
 })

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { durationConfig, type ImageType, integerConfig, Storage, storageKey, typeOfKey } from "@mes/domain"
+import { durationConfig, type ImageType, integerConfig, secretConfig, shortHmacKey, Storage, storageKey, typeOfKey } from "@mes/domain"
 import { errorEnvelope } from "../errors.ts"
 
 export interface StorageOptions {
@@ -35,7 +35,7 @@ export const StorageOptionsConfig = Config.all({
         : Config.String("MES_DATA_DIR").pipe(Config.withDefault("./.mes/data"), Config.map((data) => join(dirname(resolve(data)), "storage")))
     )
   ),
-  secret: Config.String("MES_STORAGE_SECRET").pipe(Config.option, Config.map((s) => Option.getOrUndefined(Option.filter(s, (v) => v !== "")))),
+  secret: secretConfig("MES_STORAGE_SECRET", { hmacKey: true }),
   maxBytes: integerConfig("MES_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, { min: 1 }),
   urlTtl: durationConfig("MES_STORAGE_URL_TTL", Duration.minutes(15))
 })
@@ -64,6 +64,8 @@ export const STORAGE_PATH = "/storage/"
 
 /** The local-disk storage: the port, the signer of URLs, and the handler of the signed requests. */
 export const localDiskStorage = (o: StorageOptions, basePath: string) => {
+  const short = o.secret === undefined ? undefined : shortHmacKey("secret", o.secret)
+  if (short !== undefined) throw new Error(short)
   const root = resolve(o.dir)
   mkdirSync(root, { recursive: true, mode: 0o700 })
   const secret = o.secret ?? (() => {

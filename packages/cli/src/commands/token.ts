@@ -1,15 +1,13 @@
 // `mes token issue --tenant ID --profile ID --role admin|operator [--ttl S] [--json]` → {"token": "<JWT>"}.
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { Profiles, Role } from "@mes/domain"
+import { Profiles, Role, secretConfig } from "@mes/domain"
 import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 import { DEFAULT_TOKEN_TTL_SECONDS } from "../token-ttl.ts"
 import { asTenant } from "./profile.ts"
 
-const JwtSecret = Config.String("MES_JWT_SECRET").pipe(Config.option, Config.map(Option.filter((s) => s !== "")))
+const JwtSecret = secretConfig("MES_JWT_SECRET", { hmacKey: true })
 
 const issue = Command.make("issue", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
@@ -23,7 +21,7 @@ const issue = Command.make("issue", {
 }, ({ json, profile, role, tenant, ttl }) =>
   Effect.gen(function*() {
     const secret = yield* JwtSecret
-    if (Option.isNone(secret)) {
+    if (secret === undefined) {
       return yield* userError("MES_JWT_SECRET is not set: it is required to sign session tokens")
     }
     if (ttl <= 0) return yield* userError("--ttl must be a positive number of seconds")
@@ -39,7 +37,7 @@ const issue = Command.make("issue", {
     )
     if (!subject.parse().active) return yield* userError(`Profile ${profileId} is inactive`)
     const { exp, token } = yield* Effect.promise(async () =>
-      (await import("../token.ts")).signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret.value, ttl)
+      (await import("../token.ts")).signSessionToken({ sub: profileId, tenant_id: tenantId, role }, secret, ttl)
     )
     yield* output(
       json,
