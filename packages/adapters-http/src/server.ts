@@ -104,7 +104,7 @@ export const DEFAULT_REQUEST_TIMEOUT = Duration.seconds(30)
 export const ServerOptionsConfig = Config.all({
   maxBodyBytes: integerConfig("MES_MAX_BODY_BYTES", 10 * 1024 * 1024, { min: 1 }),
   logRequests: Config.Boolean("MES_LOG_REQUESTS").pipe(Config.withDefault(false)),
-  requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT),
+  requestTimeout: durationConfig("MES_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT, { positive: true }),
   shutdownTimeout: durationConfig("MES_SHUTDOWN_TIMEOUT", Duration.seconds(10)),
   cronSecret: secretConfig("CRON_SECRET"),
   serviceRoleKey: secretConfig("SERVICE_ROLE_KEY"),

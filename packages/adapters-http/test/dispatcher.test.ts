@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Duration, Effect, Exit, Layer, References, Scope } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, References, Scope } from "effect"
 import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryStore, EVENT_TYPES, UrlGuard } from "@mes/domain"
@@ -208,6 +208,18 @@ describe("retry schedule and signing helpers", () => {
     expect(DEFAULT_RETRY_SCHEDULE.map((d) => Duration.toMillis(Duration.fromInputUnsafe(d)))).toEqual(expected)
     expect(parseRetrySchedule(" 250ms , 1.5s, 2 minutes").map(Duration.toMillis)).toEqual([250, 1_500, 120_000])
     for (const bad of ["", "5", "5x", "1s,,2s", "-1s", "Infinity"]) expect(() => parseRetrySchedule(bad), bad).toThrow(/retry schedule/)
+  })
+
+  it("a timeout or poll interval of 0 is refused where the dispatcher is built, not run as a busy poll or instant timeouts", () => {
+    for (const [options, what] of [
+      [{ pollInterval: "0 millis" }, "poll interval"],
+      [{ timeout: 0 }, "timeout"],
+      [{ pollInterval: "-5 millis" }, "poll interval"]
+    ] as const) {
+      const exit = Effect.runSyncExit(Layer.build(WebhookDispatcher.layer(options)).pipe(Effect.scoped) as unknown as Effect.Effect<unknown, unknown>)
+      expect(Exit.isFailure(exit), what).toBe(true)
+      expect(String(Cause.squash((exit as Exit.Failure<unknown, unknown>).cause)), what).toContain(`the webhook ${what} must be a finite duration of more than 0`)
+    }
   })
 
   it("derives the Standard Webhooks key from a whsec_ secret, else uses the UTF-8 secret", () => {

@@ -174,7 +174,7 @@ export const fromEnv = (options: { readonly migrate?: boolean } = {}): Layer.Lay
     const pool = yield* Config.all({
       maxConnections: integerConfig("MES_DB_POOL_SIZE", 10, { min: 1 }),
       pipeline: integerConfig("MES_DB_PIPELINE", 4, { min: 1 }),
-      connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5))
+      connectTimeout: durationConfig("MES_DB_CONNECT_TIMEOUT", Duration.seconds(5), { positive: true })
     })
     const base = Option.isSome(url) && url.value !== ""
       ? postgres(url.value, pool)

@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Conflict, detail, durationConfig, Idempotency, type KeptReply, validationFailed } from "@mes/domain"
 
 /** How long a key's answer is kept (MES_IDEMPOTENCY_TTL, default 24 h). */
-export const IdempotencyTtl = durationConfig("MES_IDEMPOTENCY_TTL", Duration.hours(24))
+export const IdempotencyTtl = durationConfig("MES_IDEMPOTENCY_TTL", Duration.hours(24), { positive: true })
 
 export const IdempotencyPg = Layer.effect(Idempotency, Effect.gen(function*() {
   const sql = yield* SqlClient

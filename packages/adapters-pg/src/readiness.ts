@@ -11,7 +11,7 @@ const UNREACHABLE: ReadinessReport = { database: "unreachable", migrations: "unk
 /** Asks the database once per check, bounded by MES_READY_TIMEOUT (default 2 s). */
 export const ReadinessPg = Layer.effect(Readiness, Effect.gen(function*() {
   const sql = yield* SqlClient
-  const timeout = yield* durationConfig("MES_READY_TIMEOUT", Duration.seconds(2))
+  const timeout = yield* durationConfig("MES_READY_TIMEOUT", Duration.seconds(2), { positive: true })
   const latest = latestMigration()
   return Readiness.of({
     check: sql<{ v: number }>`SELECT coalesce(max(migration_id), 0)::int AS v FROM mes_migrations`.pipe(

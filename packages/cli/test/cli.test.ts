@@ -303,6 +303,24 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       expect(r.code, name).toBe(1)
       expect(r.stderr, name).toContain(`${name}: '${value}' is not a whole number ${wanted}`)
     }
+    // a timeout or lifetime of 0 would fail every request, probe, connection, delivery or URL, keep no answer, or
+    // poll the database without a pause
+    for (const [name, value] of [
+      ["MES_REQUEST_TIMEOUT", "0"],
+      ["MES_READY_TIMEOUT", "0s"],
+      ["MES_DB_CONNECT_TIMEOUT", "0ms"],
+      ["MES_IDEMPOTENCY_TTL", "0"],
+      ["MES_STORAGE_URL_TTL", "0 millis"]
+    ] as const) {
+      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
+      expect(r.code, name).toBe(1)
+      expect(r.stderr, name).toContain(`${name}: '${value}' is not a duration of more than 0`)
+    }
+    for (const name of ["MES_WEBHOOK_POLL_INTERVAL", "MES_WEBHOOK_TIMEOUT"]) {
+      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: "0" })
+      expect(r.code, name).toBe(1)
+      expect(r.stderr, name).toContain(`Invalid ${name}: '0' is not a duration of more than 0`)
+    }
   })
 
   it("refuses to start with a session-token or URL-signing key shorter than 32 bytes, naming its length and not it", async () => {

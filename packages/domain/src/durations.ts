@@ -60,9 +60,20 @@ export const secretConfig = (name: string, o: { readonly hmacKey?: boolean } = {
     })
   )
 
-/** A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty. */
-export const durationConfig = (name: string, fallback: Duration.Duration) =>
-  parsedConfig(name, fallback, parseDuration, "a duration (use e.g. 500ms, 30s, 5m, 0)")
+/**
+ * A duration setting (`name`, e.g. MES_AUTH_CACHE_TTL) with its default when unset or empty. `positive`: 0 is
+ * refused too, for a timeout or lifetime that at 0 would fail every request, probe or URL (or keep nothing).
+ */
+export const durationConfig = (name: string, fallback: Duration.Duration, o: { readonly positive?: boolean } = {}) =>
+  o.positive === true
+    ? parsedConfig(name, fallback, parsePositiveDuration, "a duration of more than 0 (use e.g. 500ms, 30s, 5m)")
+    : parsedConfig(name, fallback, parseDuration, "a duration (use e.g. 500ms, 30s, 5m, 0)")
+
+/** The duration `text` names when it is more than 0, else undefined. */
+export const parsePositiveDuration = (text: string): Duration.Duration | undefined => {
+  const d = parseDuration(text)
+  return d !== undefined && Duration.toMillis(d) > 0 ? d : undefined
+}
 
 /**
  * A whole-number setting (`name`, e.g. MES_DB_POOL_SIZE) with its default when unset or empty; a value that is not a

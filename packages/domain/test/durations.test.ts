@@ -4,7 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { integerConfig, parseDuration, secretConfig } from "../src/index.ts"
+import { durationConfig, integerConfig, parseDuration, secretConfig } from "../src/index.ts"
 
 const ms = (text: string) => {
   const d = parseDuration(text)
@@ -65,5 +65,25 @@ describe("secretConfig (secrets; HMAC keys at least 32 bytes, RFC 7518 3.2)", ()
       expect(message, bad).toContain(`MES_S is ${bytes} bytes long: an HMAC-SHA256 key must be at least 32 bytes`)
       expect(message, bad).not.toContain(bad)
     }
+  })
+})
+
+describe("durationConfig (MES_* duration settings)", () => {
+  const read = (value: string | undefined, positive: boolean) => {
+    const exit = Effect.runSyncExit(Effect.gen(function*() {
+      return yield* durationConfig("MES_D", Duration.seconds(7), { positive })
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_D: value } })))))
+    return Exit.isSuccess(exit) ? Duration.toMillis(exit.value) : String(Cause.squash(exit.cause))
+  }
+
+  it("reads a duration, the default when unset or empty; 0 where 0 means something", () => {
+    expect([read(undefined, true), read("", true), read("250ms", true), read("5 seconds", true), read("0", false)]).toEqual([7_000, 7_000, 250, 5_000, 0])
+  })
+
+  it("refuses 0 for a timeout or lifetime, saying what it wants", () => {
+    for (const zero of ["0", "0ms", "0 millis", "0.0s"]) {
+      expect(read(zero, true), zero).toContain(`MES_D: '${zero}' is not a duration of more than 0 (use e.g. 500ms, 30s, 5m)`)
+    }
+    expect(read("soon", false)).toContain("MES_D: 'soon' is not a duration (use e.g. 500ms, 30s, 5m, 0)")
   })
 })

@@ -37,7 +37,7 @@ export const StorageOptionsConfig = Config.all({
   ),
   secret: secretConfig("MES_STORAGE_SECRET", { hmacKey: true }),
   maxBytes: integerConfig("MES_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, { min: 1 }),
-  urlTtl: durationConfig("MES_STORAGE_URL_TTL", Duration.minutes(15))
+  urlTtl: durationConfig("MES_STORAGE_URL_TTL", Duration.minutes(15), { positive: true })
 })
 
 /** The first bytes each image type starts with (a file that does not is refused: 415). */

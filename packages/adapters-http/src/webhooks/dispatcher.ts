@@ -35,7 +35,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, integerConfig, parseDuration as parseDurationText, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, integerConfig, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -91,10 +91,15 @@ const resolve = (o: DispatcherOptions): Resolved => {
     throw new WebhookConfigError({ message: "the webhook retry schedule needs at least one finite, non-negative delay" })
   }
   const timeoutMs = ms(o.timeout ?? "10 seconds")
+  const pollMs = ms(o.pollInterval ?? "250 millis")
+  // at 0 every attempt would time out at once, or an idle dispatcher would ask the database without a pause
+  for (const [what, value] of [["timeout", timeoutMs], ["poll interval", pollMs]] as const) {
+    if (!(value > 0 && Number.isFinite(value))) throw new WebhookConfigError({ message: `the webhook ${what} must be a finite duration of more than 0` })
+  }
   const positive = (n: number | undefined, fallback: number) => (n !== undefined && Number.isInteger(n) && n > 0 ? n : fallback)
   return {
     scheduleMs,
-    pollMs: Math.max(1, ms(o.pollInterval ?? "250 millis")),
+    pollMs,
     timeoutMs,
     concurrency: positive(o.concurrency, 32),
     batchSize: positive(o.batchSize, 100),
@@ -126,10 +131,13 @@ export const parseRetrySchedule = (text: string): ReadonlyArray<Duration.Duratio
   return items.map((item) => parseDuration(item, `webhook retry schedule '${text}'`))
 }
 
-const parseDuration = (item: string, what: string): Duration.Duration => {
-  const parsed = parseDurationText(item)
+/** `positive`: 0 is refused too (a timeout or a poll interval). */
+const parseDuration = (item: string, what: string, positive = false): Duration.Duration => {
+  const parsed = positive ? parsePositiveDuration(item) : parseDurationText(item)
   if (parsed !== undefined) return parsed
-  throw new WebhookConfigError({ message: `Invalid ${what}: '${item}' is not a duration (use e.g. 500ms, 5s, 5m, 2h)` })
+  throw new WebhookConfigError({
+    message: `Invalid ${what}: '${item}' is not a duration${positive ? " of more than 0 (use e.g. 500ms, 5s, 5m)" : " (use e.g. 500ms, 5s, 5m, 2h)"}`
+  })
 }
 
 export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
@@ -174,8 +182,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           const timeout = nonEmpty(env.timeout)
           return {
             ...(Option.isSome(schedule) ? { schedule: parseRetrySchedule(schedule.value) } : {}),
-            ...(Option.isSome(poll) ? { pollInterval: parseDuration(poll.value.trim(), "MES_WEBHOOK_POLL_INTERVAL") } : {}),
-            ...(Option.isSome(timeout) ? { timeout: parseDuration(timeout.value.trim(), "MES_WEBHOOK_TIMEOUT") } : {}),
+            ...(Option.isSome(poll) ? { pollInterval: parseDuration(poll.value.trim(), "MES_WEBHOOK_POLL_INTERVAL", true) } : {}),
+            ...(Option.isSome(timeout) ? { timeout: parseDuration(timeout.value.trim(), "MES_WEBHOOK_TIMEOUT", true) } : {}),
             ...(env.concurrency > 0 ? { concurrency: env.concurrency } : {})
           }
         },
