@@ -210,16 +210,20 @@ describe("retry schedule and signing helpers", () => {
     for (const bad of ["", "5", "5x", "1s,,2s", "-1s", "Infinity"]) expect(() => parseRetrySchedule(bad), bad).toThrow(/retry schedule/)
   })
 
-  it("a timeout or poll interval of 0 is refused where the dispatcher is built, not run as a busy poll or instant timeouts", () => {
-    for (const [options, what] of [
-      [{ pollInterval: "0 millis" }, "poll interval"],
-      [{ timeout: 0 }, "timeout"],
-      [{ pollInterval: "-5 millis" }, "poll interval"]
+  it("a timeout or poll interval of 0, or any of them beyond 365 days, is refused where the dispatcher is built", () => {
+    // at 0: a busy poll or instant timeouts; beyond: leases and next attempts PostgreSQL's timestamps cannot hold
+    for (const [options, wanted] of [
+      [{ pollInterval: "0 millis" }, "the webhook poll interval must be a duration of more than 0 and at most 365d"],
+      [{ timeout: 0 }, "the webhook timeout must be a duration of more than 0 and at most 365d"],
+      [{ pollInterval: "-5 millis" }, "the webhook poll interval must be a duration of more than 0 and at most 365d"],
+      [{ timeout: "366 days" }, "the webhook timeout must be a duration of more than 0 and at most 365d"],
+      [{ schedule: ["0 millis", "400 days"] }, "the webhook retry schedule needs at least one delay, each from 0 to 365d"]
     ] as const) {
       const exit = Effect.runSyncExit(Layer.build(WebhookDispatcher.layer(options)).pipe(Effect.scoped) as unknown as Effect.Effect<unknown, unknown>)
-      expect(Exit.isFailure(exit), what).toBe(true)
-      expect(String(Cause.squash((exit as Exit.Failure<unknown, unknown>).cause)), what).toContain(`the webhook ${what} must be a finite duration of more than 0`)
+      expect(Exit.isFailure(exit), wanted).toBe(true)
+      expect(String(Cause.squash((exit as Exit.Failure<unknown, unknown>).cause)), wanted).toContain(wanted)
     }
+    expect(() => parseRetrySchedule("0,366d"), "366d").toThrow("Invalid webhook retry schedule '0,366d': '366d' is not a duration of at most 365d")
   })
 
   it("derives the Standard Webhooks key from a whsec_ secret, else uses the UTF-8 secret", () => {

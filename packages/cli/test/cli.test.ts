@@ -310,16 +310,18 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       ["MES_READY_TIMEOUT", "0s"],
       ["MES_DB_CONNECT_TIMEOUT", "0ms"],
       ["MES_IDEMPOTENCY_TTL", "0"],
-      ["MES_STORAGE_URL_TTL", "0 millis"]
+      ["MES_STORAGE_URL_TTL", "0 millis"],
+      // and one PostgreSQL's timestamps cannot hold added to the time: every request with an Idempotency-Key was 500
+      ["MES_IDEMPOTENCY_TTL", "99999999d"]
     ] as const) {
       const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)
-      expect(r.stderr, name).toContain(`${name}: '${value}' is not a duration of more than 0`)
+      expect(r.stderr, name).toContain(`${name}: '${value}' is not a duration of more than 0 and at most 365d`)
     }
-    for (const name of ["MES_WEBHOOK_POLL_INTERVAL", "MES_WEBHOOK_TIMEOUT"]) {
-      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: "0" })
+    for (const [name, value] of [["MES_WEBHOOK_POLL_INTERVAL", "0"], ["MES_WEBHOOK_TIMEOUT", "0"], ["MES_WEBHOOK_TIMEOUT", "1000d"]] as const) {
+      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)
-      expect(r.stderr, name).toContain(`Invalid ${name}: '0' is not a duration of more than 0`)
+      expect(r.stderr, name).toContain(`Invalid ${name}: '${value}' is not a duration of more than 0 and at most 365d`)
     }
   })
 

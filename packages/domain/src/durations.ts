@@ -7,15 +7,32 @@ import * as Option from "effect/Option"
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-/** The duration `text` names, or undefined when it names none (negative and infinite ones included). */
+/**
+ * The longest duration a setting takes. Longer ones overflowed PostgreSQL's timestamps where a setting is added to
+ * the time (an Idempotency-Key's expiry: every such request 500; a webhook attempt's lease: no delivery ever
+ * claimed), and mean nothing for the others.
+ */
+export const MAX_SETTING_DURATION_DAYS = 365
+
+/** What a duration setting takes, for the message that refuses another value. */
+export const DURATION_WANTED = {
+  any: `a duration of at most ${MAX_SETTING_DURATION_DAYS}d (use e.g. 500ms, 30s, 5m, 0)`,
+  positive: `a duration of more than 0 and at most ${MAX_SETTING_DURATION_DAYS}d (use e.g. 500ms, 30s, 5m)`
+} as const
+
+/**
+ * The duration `text` names, or undefined when it names none (negative and infinite ones included) or one longer
+ * than MAX_SETTING_DURATION_DAYS.
+ */
 export const parseDuration = (text: string): Duration.Duration | undefined => {
   const item = text.trim()
   const short = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(item)
-  if (short !== null && (short[2] !== undefined || Number(short[1]) === 0)) {
-    return Duration.millis(Number(short[1]) * UNIT_MS[short[2] ?? "ms"]!)
-  }
-  const parsed = Duration.fromInput(item as Duration.Input)
-  return Option.isSome(parsed) && Duration.isFinite(parsed.value) && Duration.toMillis(parsed.value) >= 0 ? parsed.value : undefined
+  const parsed = short !== null && (short[2] !== undefined || Number(short[1]) === 0)
+    ? Option.some(Duration.millis(Number(short[1]) * UNIT_MS[short[2] ?? "ms"]!))
+    : Duration.fromInput(item as Duration.Input)
+  if (Option.isNone(parsed) || !Duration.isFinite(parsed.value)) return undefined
+  const ms = Duration.toMillis(parsed.value)
+  return ms >= 0 && ms <= MAX_SETTING_DURATION_DAYS * UNIT_MS.d! ? parsed.value : undefined
 }
 
 /**
@@ -66,8 +83,8 @@ export const secretConfig = (name: string, o: { readonly hmacKey?: boolean } = {
  */
 export const durationConfig = (name: string, fallback: Duration.Duration, o: { readonly positive?: boolean } = {}) =>
   o.positive === true
-    ? parsedConfig(name, fallback, parsePositiveDuration, "a duration of more than 0 (use e.g. 500ms, 30s, 5m)")
-    : parsedConfig(name, fallback, parseDuration, "a duration (use e.g. 500ms, 30s, 5m, 0)")
+    ? parsedConfig(name, fallback, parsePositiveDuration, DURATION_WANTED.positive)
+    : parsedConfig(name, fallback, parseDuration, DURATION_WANTED.any)
 
 /** The duration `text` names when it is more than 0, else undefined. */
 export const parsePositiveDuration = (text: string): Duration.Duration | undefined => {

@@ -82,8 +82,16 @@ describe("durationConfig (MES_* duration settings)", () => {
 
   it("refuses 0 for a timeout or lifetime, saying what it wants", () => {
     for (const zero of ["0", "0ms", "0 millis", "0.0s"]) {
-      expect(read(zero, true), zero).toContain(`MES_D: '${zero}' is not a duration of more than 0 (use e.g. 500ms, 30s, 5m)`)
+      expect(read(zero, true), zero).toContain(`MES_D: '${zero}' is not a duration of more than 0 and at most 365d (use e.g. 500ms, 30s, 5m)`)
     }
-    expect(read("soon", false)).toContain("MES_D: 'soon' is not a duration (use e.g. 500ms, 30s, 5m, 0)")
+    expect(read("soon", false)).toContain("MES_D: 'soon' is not a duration of at most 365d (use e.g. 500ms, 30s, 5m, 0)")
+  })
+
+  it("refuses more than 365 days, which overflowed PostgreSQL's timestamps where a setting is added to the time", () => {
+    expect([read("365d", true), read("8760h", false)]).toEqual([31_536_000_000, 31_536_000_000])
+    for (const long of ["366d", "365.5d", "99999999d", "400 days", "1 week 360 days"]) {
+      expect(read(long, true), long).toContain(`MES_D: '${long}' is not a duration of more than 0 and at most 365d`)
+      expect(read(long, false), long).toContain(`MES_D: '${long}' is not a duration of at most 365d`)
+    }
   })
 })
