@@ -210,14 +210,17 @@ describe("retry schedule and signing helpers", () => {
     for (const bad of ["", "5", "5x", "1s,,2s", "-1s", "Infinity"]) expect(() => parseRetrySchedule(bad), bad).toThrow(/retry schedule/)
   })
 
-  it("a timeout or poll interval of 0, or any of them beyond 365 days, is refused where the dispatcher is built", () => {
+  it("a timeout or poll interval of 0, any of them beyond 365 days, or a concurrency beyond 1000 is refused where the dispatcher is built", () => {
     // at 0: a busy poll or instant timeouts; beyond: leases and next attempts PostgreSQL's timestamps cannot hold
     for (const [options, wanted] of [
       [{ pollInterval: "0 millis" }, "the webhook poll interval must be a duration of more than 0 and at most 365d"],
       [{ timeout: 0 }, "the webhook timeout must be a duration of more than 0 and at most 365d"],
       [{ pollInterval: "-5 millis" }, "the webhook poll interval must be a duration of more than 0 and at most 365d"],
       [{ timeout: "366 days" }, "the webhook timeout must be a duration of more than 0 and at most 365d"],
-      [{ schedule: ["0 millis", "400 days"] }, "the webhook retry schedule needs at least one delay, each from 0 to 365d"]
+      [{ schedule: ["0 millis", "400 days"] }, "the webhook retry schedule needs at least one delay, each from 0 to 365d"],
+      // a worker is a fiber started at once: 100,000,000 of them kept the server from starting
+      [{ concurrency: 100_000_000 }, "the webhook concurrency must be a whole number from 1 to 1000"],
+      [{ concurrency: 0 }, "the webhook concurrency must be a whole number from 1 to 1000"]
     ] as const) {
       const exit = Effect.runSyncExit(Layer.build(WebhookDispatcher.layer(options)).pipe(Effect.scoped) as unknown as Effect.Effect<unknown, unknown>)
       expect(Exit.isFailure(exit), wanted).toBe(true)

@@ -297,7 +297,8 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       ["MES_MAX_BODY_BYTES", "-5", "of at least 1"],
       ["MES_DB_WRITE_BATCH", "0", "of at least 1"],
       ["MES_DB_WRITE_SLOTS", "-1", "of at least 0"],
-      ["MES_WEBHOOK_CONCURRENCY", "2.5", "of at least 1"]
+      ["MES_WEBHOOK_CONCURRENCY", "2.5", "from 1 to 1000"],
+      ["MES_WEBHOOK_CONCURRENCY", "100000000", "from 1 to 1000"]
     ] as const) {
       const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)

@@ -83,6 +83,9 @@ interface Resolved {
 
 export class WebhookConfigError extends Data.TaggedError("WebhookConfigError")<{ readonly message: string }> {}
 
+/** The most workers a dispatcher runs (MES_WEBHOOK_CONCURRENCY, default 32). */
+export const MAX_WEBHOOK_CONCURRENCY = 1_000
+
 const ms = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe(input))
 
 const resolve = (o: DispatcherOptions): Resolved => {
@@ -99,6 +102,10 @@ const resolve = (o: DispatcherOptions): Resolved => {
     if (!(value > 0 && value <= longest)) {
       throw new WebhookConfigError({ message: `the webhook ${what} must be a duration of more than 0 and at most ${MAX_SETTING_DURATION_DAYS}d` })
     }
+  }
+  // each worker is a fiber started at once: 100,000,000 of them never let the server start
+  if (o.concurrency !== undefined && !(Number.isInteger(o.concurrency) && o.concurrency >= 1 && o.concurrency <= MAX_WEBHOOK_CONCURRENCY)) {
+    throw new WebhookConfigError({ message: `the webhook concurrency must be a whole number from 1 to ${MAX_WEBHOOK_CONCURRENCY}` })
   }
   const positive = (n: number | undefined, fallback: number) => (n !== undefined && Number.isInteger(n) && n > 0 ? n : fallback)
   return {
@@ -175,7 +182,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         poll: Config.String("MES_WEBHOOK_POLL_INTERVAL").pipe(Config.option),
         timeout: Config.String("MES_WEBHOOK_TIMEOUT").pipe(Config.option),
         // 0: unset, the dispatcher's own default
-        concurrency: integerConfig("MES_WEBHOOK_CONCURRENCY", 0, { min: 1 })
+        concurrency: integerConfig("MES_WEBHOOK_CONCURRENCY", 0, { min: 1, max: MAX_WEBHOOK_CONCURRENCY })
       })
       if (env.enabled === "off") return WebhookDispatcher.disabled
       const options = yield* Effect.try({
