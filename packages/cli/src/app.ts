@@ -1,6 +1,6 @@
 // The application as the CLI composes it: database from the environment (DATABASE_URL, else
 // embedded PGlite in MES_DATA_DIR), the PostgreSQL stores and the domain services.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { setFlagsFromString } from "node:v8"
 import * as Config from "effect/Config"
@@ -78,7 +78,7 @@ const acquireLock = (path: string, dataDir: string) =>
       }
       throw userError(`Could not lock the embedded database in ${dataDir} (${path})`)
     },
-    catch: (e) => (e instanceof CliError.UserError ? e : userError(`Could not lock ${path}`, e))
+    catch: (e) => (e instanceof CliError.UserError ? e : userError(`Could not lock ${path}: ${e instanceof Error ? e.message : String(e)}`, e))
   })
 
 const releaseLock = (path: string) =>
@@ -90,10 +90,21 @@ const releaseLock = (path: string) =>
     }
   })
 
+/** Why `dir` cannot be (or become) a directory, or undefined when it can, as far as a look tells. */
+const unusableDirectory = (dir: string): string | undefined => {
+  try {
+    return statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false ? "is a file, not a directory" : undefined
+  } catch (e) {
+    return `cannot be a directory (${(e as Error).message})`
+  }
+}
+
 /** In embedded mode, holds the data directory's lock for the enclosing scope; no-op with DATABASE_URL. */
 export const lockDataDir = Effect.gen(function*() {
   const { url, dataDir } = yield* DatabaseConfig
   if (Option.isSome(url)) return
+  const unusable = unusableDirectory(dataDir)
+  if (unusable !== undefined) return yield* Effect.fail(userError(`MES_DATA_DIR: ${dataDir} ${unusable}`))
   const path = `${resolve(dataDir)}.lock`
   yield* Effect.acquireRelease(acquireLock(path, dataDir), () => releaseLock(path))
 })

@@ -335,6 +335,23 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     }
   })
 
+  it("refuses a data or storage directory that is a file, or lies under one, naming the setting", async () => {
+    const file = join(tmp, "a-file")
+    writeFileSync(file, "")
+    const embedded = { DATABASE_URL: "" }
+    expect(await mes(["migrate"], { ...embedded, MES_DATA_DIR: file })).toMatchObject({ code: 1, stderr: expect.stringContaining(`MES_DATA_DIR: ${file} is a file, not a directory`) })
+    expect(await mes(["migrate"], { ...embedded, MES_DATA_DIR: join(file, "data") })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`MES_DATA_DIR: ${join(file, "data")} cannot be a directory (ENOTDIR`)
+    })
+    const serve = (dir: string) => mes(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_STORAGE_DIR: dir })
+    expect(await serve(file)).toMatchObject({ code: 1, stderr: expect.stringContaining(`The storage directory ${file} (MES_STORAGE_DIR) is a file, not a directory`) })
+    expect(await serve(join(file, "images"))).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`The storage directory ${join(file, "images")} (MES_STORAGE_DIR) cannot be a directory (ENOTDIR`)
+    })
+  })
+
   it("refuses an embedded database's shared buffers PGlite cannot start with, naming the setting; PostgreSQL does not read it", async () => {
     const embedded = { DATABASE_URL: "", MES_DATA_DIR: join(tmp, "shared-buffers") }
     for (const value of ["lots", "100kB", "2GB"]) {

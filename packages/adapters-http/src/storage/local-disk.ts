@@ -67,7 +67,13 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
   const short = o.secret === undefined ? undefined : shortHmacKey("secret", o.secret)
   if (short !== undefined) throw new Error(short)
   const root = resolve(o.dir)
-  mkdirSync(root, { recursive: true, mode: 0o700 })
+  try {
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+  } catch (e) {
+    // EEXIST for a file there, ENOTDIR under one, EACCES: said as the setting, not as a bare mkdir
+    const why = (e as NodeJS.ErrnoException).code === "EEXIST" ? "is a file, not a directory" : `cannot be a directory (${(e as Error).message})`
+    throw new Error(`The storage directory ${o.dir} (MES_STORAGE_DIR) ${why}`)
+  }
   const secret = o.secret ?? (() => {
     // one key per directory: URLs survive restarts and work across processes sharing the directory. It is
     // written under a temporary name and linked into place (atomic, and refused when one is there already), so a
