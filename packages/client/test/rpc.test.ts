@@ -183,6 +183,20 @@ describe("Effect RPC: what REST answers 400 or 500", () => {
     expect(await post(call(`{"id":"${UNKNOWN}"}`))).toMatchObject({ status: 200, body: [{ _tag: "Exit", exit: { _tag: "Failure" } }] })
   })
 
+  it("a body of more than 100 messages is 413, before any runs; 100 are each answered", async () => {
+    // the RPC server runs a body's requests at once: 50,000 in one body took a server from 86 MB to 1.2 GB
+    const body = (n: number) =>
+      JSON.stringify(Array.from({ length: n }, (_, i) => ({ _tag: "Request", id: String(i), tag: "GetJob", payload: { id: UNKNOWN }, headers: [] })))
+    expect(await post(body(101))).toEqual({
+      status: 413,
+      body: { success: false, error: { code: "PAYLOAD_TOO_LARGE", message: "An RPC body holds at most 100 messages; this one holds 101", statusCode: 413 } }
+    })
+    const answered = await post(body(100))
+    expect(answered.status).toBe(200)
+    expect((answered.body as Array<{ requestId: string; exit: { _tag: string } }>).map((m) => [m.requestId, m.exit._tag]).sort())
+      .toEqual(Array.from({ length: 100 }, (_, i) => [String(i), "Failure"]).sort())
+  })
+
   it("a body that is not messages of the protocol is 400 in REST's envelope, not the RPC server's TypeError or defect frames", async () => {
     const request = (fields: string) => `{"_tag":"Request","id":"1","tag":"GetJob","payload":{"id":"${UNKNOWN}"}${fields}}`
     for (

@@ -107,6 +107,13 @@ const HandlersLive = MesRpcs.toLayer(Effect.gen(function*() {
 const FRAME_TAGS = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
 
 /**
+ * The most messages one body carries. The RPC server runs a body's requests at once: one body of 50,000 small
+ * requests (5.8 MB, within the body limit) took a server from 86 MB to 1.2 GB. The client sends one request per
+ * body; a batching Effect client sets `maxSize` to at most this.
+ */
+export const MAX_RPC_MESSAGES = 100
+
+/**
  * Why `body` is not what an RPC client sends (one message of the protocol, or an array of them), or undefined when
  * it is: the RPC server would answer such a body with a TypeError of its own (`null`, `headers` missing or not an
  * array of pairs) or a defect frame per element, none of them an answer a caller can act on.
@@ -137,6 +144,9 @@ export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Dura
       Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
         Effect.flatMap(readJsonBody(request, options.maxBodyBytes), (read) => {
           if (HttpServerResponse.isHttpServerResponse(read)) return Effect.succeed(read)
+          if (Array.isArray(read.body) && read.body.length > MAX_RPC_MESSAGES) {
+            return Effect.succeed(fail(413, "PAYLOAD_TOO_LARGE", `An RPC body holds at most ${MAX_RPC_MESSAGES} messages; this one holds ${read.body.length}`))
+          }
           const why = notRpcMessages(read.body)
           return why === undefined ? rpc : Effect.succeed(fail(400, "BAD_REQUEST", `Not an RPC request: ${why}`))
         })))
