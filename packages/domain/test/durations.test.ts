@@ -1,4 +1,5 @@
 import * as Cause from "effect/Cause"
+import type * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,13 +23,17 @@ describe("parseDuration (MES_* duration settings)", () => {
   })
 })
 
+/** `config` read with `name` set to `value` (unset when undefined): what it reads, or the message that stops the start. */
+const readSetting = <A>(config: Config.Config<A>, name: string, value: string | undefined): A | string => {
+  const exit = Effect.runSyncExit(Effect.gen(function*() {
+    return yield* config
+  }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { [name]: value } })))))
+  return Exit.isSuccess(exit) ? exit.value : String(Cause.squash(exit.cause))
+}
+
 describe("integerConfig (MES_* whole-number settings)", () => {
-  const read = (value: string | undefined, bounds: { min: number; max?: number } = { min: 1 }) => {
-    const exit = Effect.runSyncExit(Effect.gen(function*() {
-      return yield* integerConfig("MES_X", 7, bounds)
-    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_X: value } })))))
-    return Exit.isSuccess(exit) ? exit.value : String(Cause.squash(exit.cause))
-  }
+  const read = (value: string | undefined, bounds: { min: number; max?: number } = { min: 1 }) =>
+    readSetting(integerConfig("MES_X", 7, bounds), "MES_X", value)
 
   it("reads whole numbers within its bounds, and the default when unset or empty", () => {
     expect([read(undefined), read(""), read("  "), read("12"), read(" 3 "), read("+4"), read("0", { min: 0 }), read("10", { min: 0, max: 10 })])
@@ -44,12 +49,7 @@ describe("integerConfig (MES_* whole-number settings)", () => {
 })
 
 describe("secretConfig (secrets; HMAC keys at least 32 bytes, RFC 7518 3.2)", () => {
-  const read = (value: string | undefined, hmacKey: boolean) => {
-    const exit = Effect.runSyncExit(Effect.gen(function*() {
-      return yield* secretConfig("MES_S", { hmacKey })
-    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_S: value } })))))
-    return Exit.isSuccess(exit) ? exit.value : String(Cause.squash(exit.cause))
-  }
+  const read = (value: string | undefined, hmacKey: boolean) => readSetting(secretConfig("MES_S", { hmacKey }), "MES_S", value)
 
   it("reads a secret as given, none when unset or empty; an HMAC key of 32 bytes or more", () => {
     const key = "k".repeat(32)
@@ -70,10 +70,8 @@ describe("secretConfig (secrets; HMAC keys at least 32 bytes, RFC 7518 3.2)", ()
 
 describe("durationConfig (MES_* duration settings)", () => {
   const read = (value: string | undefined, positive: boolean) => {
-    const exit = Effect.runSyncExit(Effect.gen(function*() {
-      return yield* durationConfig("MES_D", Duration.seconds(7), { positive })
-    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: value === undefined ? {} : { MES_D: value } })))))
-    return Exit.isSuccess(exit) ? Duration.toMillis(exit.value) : String(Cause.squash(exit.cause))
+    const got = readSetting(durationConfig("MES_D", Duration.seconds(7), { positive }), "MES_D", value)
+    return typeof got === "string" ? got : Duration.toMillis(got)
   }
 
   it("reads a duration, the default when unset or empty; 0 where 0 means something", () => {
