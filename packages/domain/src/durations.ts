@@ -13,6 +13,8 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_0
  * claimed), and mean nothing for the others.
  */
 export const MAX_SETTING_DURATION_DAYS = 365
+/** MAX_SETTING_DURATION_DAYS in milliseconds, for options given as durations rather than read from settings. */
+export const MAX_SETTING_DURATION_MS = MAX_SETTING_DURATION_DAYS * UNIT_MS.d!
 
 /** What a duration setting takes, for the message that refuses another value. */
 export const DURATION_WANTED = {
@@ -32,7 +34,7 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
     : Duration.fromInput(item as Duration.Input)
   if (Option.isNone(parsed) || !Duration.isFinite(parsed.value)) return undefined
   const ms = Duration.toMillis(parsed.value)
-  return ms >= 0 && ms <= MAX_SETTING_DURATION_DAYS * UNIT_MS.d! ? parsed.value : undefined
+  return ms >= 0 && ms <= MAX_SETTING_DURATION_MS ? parsed.value : undefined
 }
 
 /**

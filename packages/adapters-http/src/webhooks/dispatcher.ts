@@ -35,7 +35,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTED, integerConfig, MAX_SETTING_DURATION_DAYS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTED, integerConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -91,15 +91,14 @@ const ms = (input: Duration.Input) => Duration.toMillis(Duration.fromInputUnsafe
 const resolve = (o: DispatcherOptions): Resolved => {
   const scheduleMs = (o.schedule ?? DEFAULT_RETRY_SCHEDULE).map(ms)
   // beyond the longest a setting takes, a lease or a next attempt overflowed PostgreSQL's timestamps
-  const longest = MAX_SETTING_DURATION_DAYS * 86_400_000
-  if (scheduleMs.length === 0 || scheduleMs.some((d) => !(d >= 0 && d <= longest))) {
+  if (scheduleMs.length === 0 || scheduleMs.some((d) => !(d >= 0 && d <= MAX_SETTING_DURATION_MS))) {
     throw new WebhookConfigError({ message: `the webhook retry schedule needs at least one delay, each from 0 to ${MAX_SETTING_DURATION_DAYS}d` })
   }
   const timeoutMs = ms(o.timeout ?? "10 seconds")
   const pollMs = ms(o.pollInterval ?? "250 millis")
   // at 0 every attempt would time out at once, or an idle dispatcher would ask the database without a pause
   for (const [what, value] of [["timeout", timeoutMs], ["poll interval", pollMs]] as const) {
-    if (!(value > 0 && value <= longest)) {
+    if (!(value > 0 && value <= MAX_SETTING_DURATION_MS)) {
       throw new WebhookConfigError({ message: `the webhook ${what} must be a duration of more than 0 and at most ${MAX_SETTING_DURATION_DAYS}d` })
     }
   }
