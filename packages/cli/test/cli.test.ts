@@ -293,36 +293,34 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
   })
 
   it("refuses to start with a setting out of its range, naming it, instead of refusing, hanging or never serving requests", async () => {
-    for (const [name, value, wanted] of [
-      ["MES_MAX_BODY_BYTES", "-5", "of at least 1"],
-      ["MES_DB_WRITE_BATCH", "0", "of at least 1"],
-      ["MES_DB_WRITE_SLOTS", "-1", "of at least 0"],
-      ["MES_WEBHOOK_CONCURRENCY", "2.5", "from 1 to 1000"],
-      ["MES_WEBHOOK_CONCURRENCY", "100000000", "from 1 to 1000"]
-    ] as const) {
+    type Refused = readonly [name: string, value: string, message: string]
+    const wholeNumber = (name: string, value: string, wanted: string): Refused => [name, value, `${name}: '${value}' is not a whole number ${wanted}`]
+    const positive = (name: string, value: string, prefix = ""): Refused =>
+      [name, value, `${prefix}${name}: '${value}' is not a duration of more than 0 and at most 365d`]
+    for (
+      const [name, value, message] of [
+        wholeNumber("MES_MAX_BODY_BYTES", "-5", "of at least 1"),
+        wholeNumber("MES_DB_WRITE_BATCH", "0", "of at least 1"),
+        wholeNumber("MES_DB_WRITE_SLOTS", "-1", "of at least 0"),
+        wholeNumber("MES_WEBHOOK_CONCURRENCY", "2.5", "from 1 to 1000"),
+        wholeNumber("MES_WEBHOOK_CONCURRENCY", "100000000", "from 1 to 1000"),
+        // a timeout or lifetime of 0 would fail every request, probe, connection, delivery or URL, keep no answer, or
+        // poll the database without a pause
+        positive("MES_REQUEST_TIMEOUT", "0"),
+        positive("MES_READY_TIMEOUT", "0s"),
+        positive("MES_DB_CONNECT_TIMEOUT", "0ms"),
+        positive("MES_IDEMPOTENCY_TTL", "0"),
+        positive("MES_STORAGE_URL_TTL", "0 millis"),
+        // and one PostgreSQL's timestamps cannot hold added to the time: every request with an Idempotency-Key was 500
+        positive("MES_IDEMPOTENCY_TTL", "99999999d"),
+        positive("MES_WEBHOOK_POLL_INTERVAL", "0", "Invalid "),
+        positive("MES_WEBHOOK_TIMEOUT", "0", "Invalid "),
+        positive("MES_WEBHOOK_TIMEOUT", "1000d", "Invalid ")
+      ]
+    ) {
       const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)
-      expect(r.stderr, name).toContain(`${name}: '${value}' is not a whole number ${wanted}`)
-    }
-    // a timeout or lifetime of 0 would fail every request, probe, connection, delivery or URL, keep no answer, or
-    // poll the database without a pause
-    for (const [name, value] of [
-      ["MES_REQUEST_TIMEOUT", "0"],
-      ["MES_READY_TIMEOUT", "0s"],
-      ["MES_DB_CONNECT_TIMEOUT", "0ms"],
-      ["MES_IDEMPOTENCY_TTL", "0"],
-      ["MES_STORAGE_URL_TTL", "0 millis"],
-      // and one PostgreSQL's timestamps cannot hold added to the time: every request with an Idempotency-Key was 500
-      ["MES_IDEMPOTENCY_TTL", "99999999d"]
-    ] as const) {
-      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
-      expect(r.code, name).toBe(1)
-      expect(r.stderr, name).toContain(`${name}: '${value}' is not a duration of more than 0 and at most 365d`)
-    }
-    for (const [name, value] of [["MES_WEBHOOK_POLL_INTERVAL", "0"], ["MES_WEBHOOK_TIMEOUT", "0"], ["MES_WEBHOOK_TIMEOUT", "1000d"]] as const) {
-      const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
-      expect(r.code, name).toBe(1)
-      expect(r.stderr, name).toContain(`Invalid ${name}: '${value}' is not a duration of more than 0 and at most 365d`)
+      expect(r.stderr, name).toContain(message)
     }
   })
 
