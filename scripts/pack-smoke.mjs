@@ -40,6 +40,13 @@ const checkTarball = (tarball) => {
   }
   for (const bin of Object.values(manifest.bin ?? {})) if (!files.includes(bin.replace(/^\.\//, ""))) fail(`${name}: bin ${bin} not packed`)
   if (name === "@mes/adapters-pg" && !files.some((f) => /^migrations\/\d{4}_.+\.sql$/.test(f))) fail("@mes/adapters-pg packs no migrations")
+  if (name === "@mes/cli") {
+    // one build: prepack bundles again, which drops the files a rebuild keeps for a server still running
+    const built = JSON.parse(run("tar", ["-xzOf", tarball, "package/dist/bundle/build.json"], work)).files
+    const packed = files.filter((f) => f.startsWith("dist/bundle/")).map((f) => f.slice("dist/bundle/".length))
+    const extra = packed.filter((f) => !built.includes(f) && f !== "build.json" && f !== "package.json")
+    if (extra.length > 0 || !built.every((f) => packed.includes(f))) fail(`@mes/cli packs a bundle other than its last build's (extra: ${extra.join(", ")})`)
+  }
   return name
 }
 

@@ -466,4 +466,8 @@ const docsPage = () =>
     } finally {
       await dispose()
     }
-  })()
+  })().catch((cause: unknown) => {
+    // not kept: the next request tries again rather than failing until the server restarts
+    docsHtml = undefined
+    throw cause
+  })

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHmac } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
-import { existsSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import module from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -69,9 +69,9 @@ const baseEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, entry = BIN) => {
   // `node` itself (not npx/pnpm), so killing the child kills the CLI; a foreign cwd checks the bin
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: tmp, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [entry, ...args], { cwd: tmp, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
   children.add(child)
   let stdout = ""
   let stderr = ""
@@ -735,6 +735,68 @@ describe("the compile cache of Node 22.1+ (bin/mes.js)", () => {
     // the serve chunk and PGlite's module beside the entry's
     expect(cached(dir)).toBeGreaterThan(3)
   }, 30_000)
+})
+
+describe("a rebuild under a running server (scripts/bundle.mjs)", () => {
+  // a bundle of its own, under packages/cli where the external PGlite resolves; its migrations go beside it
+  const root = fileURLToPath(new URL(`../dist/rebuild-test-${process.pid}/`, import.meta.url))
+  const out = join(root, "bundle")
+  const bundle = async (minify: boolean) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../scripts/bundle.mjs", import.meta.url))], {
+      env: { ...process.env, MES_BUNDLE_OUT: out, MES_BUNDLE_MINIFY: minify ? "1" : "0" },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve))
+    expect(code, stderr).toBe(0)
+    return JSON.parse(readFileSync(join(out, "build.json"), "utf8")).files as Array<string>
+  }
+
+  it("keeps the chunks of the build it replaces, which the server loads on first use (docs page, session token, MCP), and deletes older files", async () => {
+    const tenant = await json(["tenant", "create", "--name", "Rebuild"])
+    const profile = await json(["profile", "create", "--tenant", tenant.tenant_id, "--name", "Rebuild Admin", "--role", "admin"])
+    // before the server holds the embedded database
+    const { token } = await json(["token", "issue", "--tenant", tenant.tenant_id, "--profile", profile.profile_id, "--role", "admin"], { MES_JWT_SECRET: SECRET })
+    try {
+      const first = await bundle(true)
+      writeFileSync(join(out, "chunk-OLDBUILD.js"), "export {}\n")
+      const server = start(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_JWT_SECRET: SECRET }, join(out, "main.js"))
+      let second: Array<string> = []
+      try {
+        const url = await listening(server)
+        // a docs page that could not load (its chunk gone) is not kept: once the chunk is back, it is served
+        const scalar = join(out, first.find((f) => f.startsWith("httpApiScalar-"))!)
+        renameSync(scalar, `${scalar}.aside`)
+        expect((await fetch(`${url}/docs`)).status).toBe(500)
+        renameSync(`${scalar}.aside`, scalar)
+        // unminified: every chunk's content, so its name, differs from the running build's
+        second = await bundle(false)
+        expect(second.filter((f) => f !== "main.js" && first.includes(f))).toEqual([])
+        const files = readdirSync(out)
+        expect(files).toEqual(expect.arrayContaining([...first, ...second]))
+        expect(files).not.toContain("chunk-OLDBUILD.js")
+        expect(files.filter((f) => f.endsWith(".next"))).toEqual([])
+
+        const docs = await fetch(`${url}/docs`)
+        expect(docs.status).toBe(200)
+        expect(docs.headers.get("content-type")).toContain("text/html")
+        expect((await fetch(`${url}/api-export?entities=jobs`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+        const client = new Client({ name: "cli-rebuild-test", version: "1.0.0" })
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tenant.api_key}` } } }))
+        expect((await client.listTools()).tools.length).toBeGreaterThan(0)
+        await client.close()
+      } finally {
+        server.child.kill("SIGTERM")
+        expect((await server.exited).code).toBe(0)
+      }
+      // a third build (the first's again) keeps the second's files, which its server may load, and its own
+      const third = await bundle(true)
+      expect(readdirSync(out).filter((f) => f.endsWith(".js")).sort()).toEqual([...new Set([...second, ...third])].sort())
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  }, 120_000)
 })
 
 describe.skipIf(serverUrl === undefined)("two mes serve processes on one PostgreSQL (issue 10)", () => {
