@@ -633,7 +633,7 @@ describe("mes import and help (issue 13)", () => {
     expect(r.code, r.stderr).toBe(0)
     const summary = JSON.parse(r.stdout)
     expect(summary).toMatchObject({ jobs: 4, chunks: 2, resumed_chunks: 0, total: 4, created: 3, updated: 0, unchanged: 0, errors: 1, failed_chunks: [] })
-    expect(summary.record_errors).toEqual([{ chunk: 1, external_id: "IMP-J4", error: expect.stringContaining("job_number") }])
+    expect(summary.record_errors).toEqual([{ record: 4, chunk: 1, external_id: "IMP-J4", error: expect.stringContaining("job_number") }])
     expect(r.stderr).toContain("chunk 2/2, 4/4 jobs")
     expect(await importedJobs("IMP-")).toEqual([
       { job_number: "IMP-1", external_id: "IMP-J1", parts: 1 }, { job_number: "IMP-2", external_id: "IMP-J2", parts: 1 }, { job_number: "IMP-3", external_id: "IMP-J3", parts: 0 }
@@ -643,7 +643,7 @@ describe("mes import and help (issue 13)", () => {
     const again = await mes(["import", csv, "--tenant", tenantId, "--source", "erp"])
     expect(again.code).toBe(0)
     expect(again.stdout).toContain("0 created, 0 updated, 3 unchanged, 1 errors")
-    expect(again.stdout).toContain("IMP-J4: job_number already exists")
+    expect(again.stdout).toContain("record 4 (external_id IMP-J4): job_number already exists")
   })
 
   it("refuses what it cannot import with a clear message and exit code 1", async () => {
@@ -671,10 +671,14 @@ describe("mes import and help (issue 13)", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({
       jobs: 3, created: 1, errors: 2, failed_chunks: [],
       record_errors: [
-        { chunk: 0, external_id: "DEEP-J1", error: expect.stringContaining("metadata nests arrays and objects deeper than 64 levels") },
-        { chunk: 0, external_id: "DEEP-J2", error: expect.stringContaining("parts[0].metadata nests arrays and objects deeper than 64 levels") }
+        { record: 1, chunk: 0, external_id: "DEEP-J1", error: expect.stringContaining("metadata nests arrays and objects deeper than 64 levels") },
+        { record: 2, chunk: 0, external_id: "DEEP-J2", error: expect.stringContaining("parts[0].metadata nests arrays and objects deeper than 64 levels") }
       ]
     })
+    // a record without an external_id is named by its place in the file alone
+    const anonymous = await mes(["import", write("anonymous.json", '[{"external_id":"ANON-J1","external_source":"erp","job_number":"ANON-1"},{"job_number":"ANON-2"}]'), "--tenant", tenantId])
+    expect(anonymous.code, anonymous.stderr).toBe(0)
+    expect(anonymous.stdout).toContain("\n  record 2: Validation failed for job")
     expect(await importedJobs("DEEP-")).toEqual([{ job_number: "DEEP-3", external_id: "DEEP-J3", parts: 0 }])
   })
 

@@ -149,7 +149,8 @@ export const importJobs = Command.make("import", {
     if (resumed > 0) yield* progress(`resuming: ${resumed} of ${chunks.length} chunks were done by an earlier run`)
 
     const totals: Totals = { total: 0, created: 0, updated: 0, unchanged: 0, errors: 0 }
-    const recordErrors: Array<{ chunk: number; external_id: unknown; error: string }> = []
+    // record: the job's place in the file (1-based), which names it also when it has no external_id
+    const recordErrors: Array<{ record: number; chunk: number; external_id: unknown; error: string }> = []
     const failed: Array<{ chunk: number; error: string }> = []
     yield* withApp(asTenant(tenantId, Effect.gen(function*() {
       const sync = yield* Sync
@@ -159,7 +160,10 @@ export const importJobs = Command.make("import", {
         if (result._tag === "Success") {
           const r: BulkSyncResult = result.success
           for (const k of ["total", "created", "updated", "unchanged", "errors"] as const) totals[k] += r[k]
-          for (const x of r.results) if (x.action === "error") recordErrors.push({ chunk: i, external_id: x.external_id, error: x.error ?? "" })
+          // a bulk sync's results are its records', in their order
+          for (const [k, x] of r.results.entries()) {
+            if (x.action === "error") recordErrors.push({ record: i * chunkSize + k + 1, chunk: i, external_id: x.external_id, error: x.error })
+          }
           done.add(i)
           // written beside and renamed over: a run killed while writing leaves the last whole state, not an empty file
           writeFileSync(`${statePath}.tmp`, JSON.stringify({ ...fingerprint, done: [...done] } satisfies ImportState))
@@ -176,7 +180,7 @@ export const importJobs = Command.make("import", {
     const lines = [
       `Imported ${file}: ${jobs.length} jobs in ${chunks.length} chunks${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
       `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.errors} errors`,
-      ...recordErrors.slice(0, 10).map((e) => `  error: ${String(e.external_id)}: ${e.error}`),
+      ...recordErrors.slice(0, 10).map((e) => `  record ${e.record}${e.external_id === null ? "" : ` (external_id ${String(e.external_id)})`}: ${e.error}`),
       ...(recordErrors.length > 10 ? [`  … and ${recordErrors.length - 10} more (--json lists them all)`] : []),
       ...failed.map((f) => `  chunk ${f.chunk + 1} failed: ${f.error}`),
       ...(failed.length > 0 ? [`Run the same command again to retry the ${failed.length} failed chunk(s); the others are not sent again.`] : [])
