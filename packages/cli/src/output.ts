@@ -25,6 +25,15 @@ export const requireUuid = (flag: string, value: string) =>
 
 const GENERIC = new Set(["", "An error has occurred", "An error occurred", "Query failed"])
 
+/**
+ * The most characters of one message `describe` repeats: some quote the input (csv-parse's "value is …" quoted a
+ * 3 MB field whole).
+ */
+const MAX_MESSAGE_CHARS = 1000
+
+const bounded = (message: string) =>
+  message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}… (${message.length} characters)`
+
 /** A one-line description of any failure: the message, followed by the messages of its causes. */
 export const describe = (u: unknown): string => {
   const parts: Array<string> = []
@@ -54,7 +63,7 @@ export const describe = (u: unknown): string => {
     current = reason !== undefined && typeof reason === "object" && reason.cause !== undefined ? reason.cause : o.cause
   }
   const unique = parts.filter((p, i) => p !== "" && parts.indexOf(p) === i)
-  return unique.length === 0 ? "unexpected error" : unique.join(": ")
+  return unique.length === 0 ? "unexpected error" : unique.map(bounded).join(": ")
 }
 
 /** Every failure and defect of a handler as a UserError with a readable message; interruption passes through. */
