@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryStore, EVENT_TYPES, UrlGuard } from "@mes/domain"
 import { Db, DeliveryStorePg, eventWrites, testDatabaseKind } from "@mes/adapters-pg"
-import { CommitSignal, DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
+import { classifyAddress, CommitSignal, DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
 import { type Harness, nestedJob, sleep, startServer } from "./harness.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -389,11 +389,11 @@ describe("webhook dispatcher", () => {
     expect(await h.sql("SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'", [hook.id])).toHaveLength(0)
   })
 
-  it("refuses a URL the SSRF guard rejects at delivery time: a failed attempt with the reason", async () => {
-    const t = await h.as("Guarded")
+  /** One attempt of a fresh tenant's webhook to the receiver (at `host`) under `guard`: refused, its log's error. */
+  const refusedUnder = async (tenant: string, host: string, guard: UrlGuard["Service"]) => {
+    const t = await h.as(tenant)
     const target = receiver.path()
-    const hook = await register(t.api, target.url, ["issue.created"])
-    const guard = UrlGuard.of({ check: (url) => Effect.succeed(url.includes("127.0.0.1") ? "a loopback address" : undefined) })
+    const hook = await register(t.api, target.url.replace("127.0.0.1", host), ["issue.created"])
     await startDispatcher({ schedule: ["0 millis"] }, { guard })
     await enqueue(t.tenantId, "issue.created", { issue_id: "i" })
     const [log] = await waitFor("the refusal logged", async () => {
@@ -401,8 +401,19 @@ describe("webhook dispatcher", () => {
       return l.length >= 1 && l
     })
     expect(log).toMatchObject({ attempt: 1, status: "failed", status_code: null })
-    expect(log!.error).toMatch(/refused: a loopback address/)
     expect(receiver.at(target.path)).toHaveLength(0)
+    return log!.error as string
+  }
+
+  it("refuses a URL the SSRF guard rejects at delivery time: a failed attempt with the reason", async () => {
+    const guard = UrlGuard.of({ check: (url) => Effect.succeed(url.includes("127.0.0.1") ? "a loopback address" : undefined) })
+    expect(await refusedUnder("Guarded", "127.0.0.1", guard)).toMatch(/refused: a loopback address/)
+  })
+
+  it("connects only where its own lookup allows, with a guard that judges addresses: a name that passed the check but resolves to loopback is refused (DNS rebinding)", async () => {
+    // the check saw a public address, as it would for a name that changes its answer between the two lookups
+    const guard = UrlGuard.of({ check: () => Effect.succeed(undefined), checkAddress: classifyAddress })
+    expect(await refusedUnder("Rebinding", "localhost", guard)).toMatch(/^network error: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/)
   })
 
   it("one slow receiver delays neither another webhook nor the API", async () => {

@@ -2,7 +2,7 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { UrlGuard } from "@mes/domain"
-import { checkCloudUrl, classifyAddress, parseIPv6, UrlGuardLive } from "../src/index.ts"
+import { checkCloudUrl, classifyAddress, guardedLookup, parseIPv6, UrlGuardLive } from "../src/index.ts"
 
 const refused = [
   ["127.0.0.1", "loopback"],
@@ -133,6 +133,30 @@ describe("checkCloudUrl", () => {
   })
 })
 
+describe("guardedLookup (the delivery's own lookup at connect)", () => {
+  const lookup = (check: (address: string) => string | undefined, all: boolean) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number | undefined }>((resolve) =>
+      guardedLookup(check)("localhost", { all }, (error, address, family) => resolve({ error, address, family }))
+    )
+
+  it("answers as dns.lookup does, one address or all, when every address passes", async () => {
+    const one = await lookup(() => undefined, false)
+    expect(one.error).toBeNull()
+    expect(["127.0.0.1", "::1"]).toContain(one.address)
+    expect([4, 6]).toContain(one.family)
+    const all = await lookup(() => undefined, true)
+    expect(all.error).toBeNull()
+    expect((all.address as Array<{ address: string }>).map((a) => a.address)).toContain(one.address)
+  })
+
+  it("fails the connect when an address of the name is refused, naming it and why", async () => {
+    for (const all of [false, true]) {
+      const r = await lookup(classifyAddress, all)
+      expect(r.error?.message).toMatch(/^localhost resolves to (127\.0\.0\.1|::1), a loopback address$/)
+    }
+  })
+})
+
 describe("UrlGuardLive", () => {
   const guardWith = (env: Record<string, string>) =>
     Effect.runPromise(
@@ -147,7 +171,13 @@ describe("UrlGuardLive", () => {
     expect(await guardWith({ MES_DEPLOYMENT: "self-hosted" })).toBeUndefined()
   })
 
-  it("refuses private targets in cloud mode", async () => {
+  it("refuses private targets in cloud mode, and judges the addresses a delivery connects to", async () => {
     expect(await guardWith({ MES_DEPLOYMENT: "cloud" })).toMatch(/loopback/)
+    const checkAddress = (env: Record<string, string>) =>
+      Effect.runPromise(Effect.map(Effect.service(UrlGuard), (g) => g.checkAddress).pipe(
+        Effect.provide(UrlGuardLive.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
+      ))
+    expect((await checkAddress({ MES_DEPLOYMENT: "cloud" }))?.("10.0.0.1")).toMatch(/private/)
+    expect(await checkAddress({})).toBeUndefined()
   })
 })

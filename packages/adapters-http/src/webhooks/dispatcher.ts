@@ -39,6 +39,7 @@ import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTE
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
+import { guardedLookup } from "./url-guard.ts"
 import * as http from "node:http"
 import * as https from "node:https"
 
@@ -221,10 +222,16 @@ const SUBSCRIPTIONS_CAPACITY = 10_000
 // http.request (web streams, abort signals, undici's request objects), and the dispatcher's process
 // spends most of a delivery on it (bench: webhook-throughput). Free sockets are closed after 4 s,
 // before the 5 s keep-alive timeout of most servers, so a reused socket is rarely one the receiver is closing.
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, timeout: 4_000 }),
-  "https:": new https.Agent({ keepAlive: true, timeout: 4_000 })
+// One pair per dispatcher: with a guard that judges addresses, its sockets connect through the guarded lookup
+// (and a socket another dispatcher connected is never reused).
+const agentsOf = (checkAddress: ((address: string) => string | undefined) | undefined): Agents => {
+  const lookup = checkAddress === undefined ? {} : { lookup: guardedLookup(checkAddress) }
+  return {
+    "http:": new http.Agent({ keepAlive: true, timeout: 4_000, ...lookup }),
+    "https:": new https.Agent({ keepAlive: true, timeout: 4_000, ...lookup })
+  }
 }
+type Agents = { readonly "http:": http.Agent; readonly "https:": https.Agent }
 
 const networkMessage = (e: unknown): string => {
   const err = e as { message?: unknown; cause?: { message?: unknown; code?: unknown } }
@@ -249,8 +256,7 @@ const targetOf = boundedMemo((url): http.RequestOptions => {
     port: u.port === "" ? undefined : Number(u.port),
     path: `${u.pathname}${u.search}`,
     ...(u.username !== "" || u.password !== "" ? { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` } : {}),
-    method: "POST",
-    agent: agents[u.protocol]
+    method: "POST"
   }
 })
 
@@ -259,7 +265,7 @@ const targetOf = boundedMemo((url): http.RequestOptions => {
  * last_error) and drops the rest. A network error or the timeout is a result too. Returns a function that abandons
  * the attempt (no `done` then).
  */
-const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number, done: (result: SendResult) => void) => {
+const post = (agents: Agents, url: string, body: string, headers: Record<string, string>, timeoutMs: number, done: (result: SendResult) => void) => {
   let settled = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let req: http.ClientRequest | undefined
@@ -275,6 +281,7 @@ const post = (url: string, body: string, headers: Record<string, string>, timeou
     // reach an address the SSRF guard refused, and the signature is bound to the registered URL).
     req = (target.protocol === "https:" ? https.request : http.request)({
       ...target,
+      agent: agents[target.protocol as keyof Agents],
       headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }
     }, (res) => {
       let text = ""
@@ -313,6 +320,7 @@ const make = (options: DispatcherOptions) =>
     const config = resolve(options)
     const store = yield* DeliveryStore
     const guard = yield* UrlGuard
+    const agents = agentsOf(guard.checkAddress)
 
     // Leased and not yet recorded, by id (claimed and waiting for a worker, being sent, or being
     // recorded): what shutdown releases.
@@ -377,7 +385,7 @@ const make = (options: DispatcherOptions) =>
         timestamp: Math.floor(Date.now() / 1000)
       })
       return Effect.callback<SendResult>((resume) => {
-        const abandon = post(d.url, d.body, headers, config.timeoutMs, (result) => resume(Effect.succeed(result)))
+        const abandon = post(agents, d.url, d.body, headers, config.timeoutMs, (result) => resume(Effect.succeed(result)))
         return Effect.sync(abandon)
       })
     }
@@ -563,6 +571,9 @@ const make = (options: DispatcherOptions) =>
             Effect.catchCause((cause) => warnFailed("webhook dispatcher: could not release leases", "they expire", cause))
           )
         }
+        // the kept-alive sockets to receivers
+        agents["http:"].destroy()
+        agents["https:"].destroy()
       })
     )
 

@@ -3,7 +3,9 @@
 // multicast/reserved or cloud-metadata address is refused (IPv4-mapped, IPv4-compatible, NAT64
 // and 6to4 IPv6 forms are judged by the IPv4 address they carry). Every resolved address must pass,
 // and a host that does not resolve is refused. `self-hosted` (the default) allows everything.
+import { lookup as dnsLookupCallback, type LookupAddress } from "node:dns"
 import { lookup as dnsLookup } from "node:dns/promises"
+import type { LookupFunction } from "node:net"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type Deployment, DeploymentConfig, UrlGuard } from "@mes/domain"
@@ -137,9 +139,28 @@ export const checkCloudUrl = async (url: string, resolve: Resolve = systemResolv
   return undefined
 }
 
+/**
+ * A connect-time name lookup (node:net's `lookup` option) that fails when any address of the name is refused by
+ * `checkAddress`: the connection goes only where the lookup it makes itself allows, so the name cannot resolve
+ * to a public address for the guard's check and to a private one a moment later for the connect.
+ */
+export const guardedLookup = (checkAddress: (address: string) => string | undefined): LookupFunction => (hostname, options, callback) =>
+  dnsLookupCallback(hostname, { ...options, all: true }, (error, addresses: Array<LookupAddress>) => {
+    if (error !== null) return callback(error, "", 0)
+    for (const a of addresses) {
+      const reason = checkAddress(a.address)
+      if (reason !== undefined) {
+        return callback(Object.assign(new Error(`${hostname} resolves to ${a.address}, ${reason}`), { code: "EADDRNOTAVAIL" }), "", 0)
+      }
+    }
+    if (options.all === true) return callback(null, addresses)
+    const first = addresses[0]
+    return first === undefined ? callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0) : callback(null, first.address, first.family)
+  })
+
 /** The cloud guard over a resolver (the system's by default). */
 export const cloudUrlGuard = (resolve: Resolve = systemResolve) =>
-  UrlGuard.of({ check: (url) => Effect.promise(() => checkCloudUrl(url, resolve)) })
+  UrlGuard.of({ check: (url) => Effect.promise(() => checkCloudUrl(url, resolve)), checkAddress: classifyAddress })
 
 /** The guard of a deployment: self-hosted allows every URL, cloud applies the SSRF rule. */
 export const urlGuardFor = (deployment: Deployment) =>
