@@ -1,6 +1,6 @@
 // Database layers: real PostgreSQL (DATABASE_URL) or embedded PGlite (MES_DATA_DIR), both driven
 // by the production driver @effect/sql-pg, so queries, types and errors are the same on both.
-import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs"
+import { closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -15,6 +15,7 @@ import * as Redacted from "effect/Redacted"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { durationConfig, integerConfig, parsedConfig } from "@mes/domain"
+import { makeDirectory } from "./directory.ts"
 import { migrate } from "./migrator.ts"
 import { pageTypes } from "./page-bytes.ts"
 
@@ -90,7 +91,7 @@ export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: str
       return yield* Effect.die(new Error(`sharedBuffers: '${options.sharedBuffers}' is not ${SHARED_BUFFERS.wanted}`))
     }
     const settings = ["-c", `shared_buffers=${sharedBuffers}`]
-    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    if (dataDir !== undefined) makeDirectory(dataDir)
     const [{ PGlite }, { PGLiteSocketServer }, pgliteWasmModule] = yield* Effect.all([
       Effect.promise(() => import("@electric-sql/pglite")),
       Effect.promise(() => import("@electric-sql/pglite-socket")),

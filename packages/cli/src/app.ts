@@ -1,7 +1,7 @@
 // The application as the CLI composes it: database from the environment (DATABASE_URL, else
 // embedded PGlite in MES_DATA_DIR), the PostgreSQL stores and the domain services.
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs"
-import { dirname, resolve } from "node:path"
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs"
+import { resolve } from "node:path"
 import { setFlagsFromString } from "node:v8"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { CliError } from "effect/cli"
 import { UrlGuardLive } from "@mes/adapters-http"
-import { Db, StoresPg } from "@mes/adapters-pg"
+import { Db, makeDirectory, StoresPg } from "@mes/adapters-pg"
 export { migrate } from "@mes/adapters-pg"
 import { DomainLive } from "@mes/domain"
 import { userError } from "./output.ts"
@@ -48,7 +48,7 @@ const alive = (pid: number) => {
 const acquireLock = (path: string, dataDir: string) =>
   Effect.try({
     try: () => {
-      mkdirSync(dirname(path), { recursive: true })
+      // the lock sits beside the data directory, which lockDataDir has made
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
           const fd = openSync(path, "wx")
@@ -90,12 +90,13 @@ const releaseLock = (path: string) =>
     }
   })
 
-/** Why `dir` cannot be (or become) a directory, or undefined when it can, as far as a look tells. */
+/** Makes `dir` (and what is missing above it): undefined when it is a directory now, else why it cannot be one. */
 const unusableDirectory = (dir: string): string | undefined => {
   try {
-    return statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false ? "is a file, not a directory" : undefined
+    makeDirectory(dir)
+    return undefined
   } catch (e) {
-    return `cannot be a directory (${(e as Error).message})`
+    return (e as NodeJS.ErrnoException).code === "EEXIST" ? "is a file, not a directory" : `cannot be a directory (${(e as Error).message})`
   }
 }
 

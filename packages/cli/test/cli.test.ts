@@ -342,6 +342,13 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       code: 1,
       stderr: expect.stringContaining(`MES_DATA_DIR: ${join(file, "data")} cannot be a directory (ENOTDIR`)
     })
+    if (existsSync("/proc/self")) {
+      // procfs answers mkdir with ENOENT: Node's recursive mkdirSync never returned, and the process ignored SIGTERM
+      expect(await mes(["migrate"], { ...embedded, MES_DATA_DIR: "/proc/mes-cli-test/data" })).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("MES_DATA_DIR: /proc/mes-cli-test/data cannot be a directory (ENOENT")
+      })
+    }
     const serve = (dir: string) => mes(["serve", "--port", "0", "--host", "127.0.0.1"], { MES_STORAGE_DIR: dir })
     expect(await serve(file)).toMatchObject({ code: 1, stderr: expect.stringContaining(`The storage directory ${file} (MES_STORAGE_DIR) is a file, not a directory`) })
     expect(await serve(join(file, "images"))).toMatchObject({
