@@ -11,12 +11,16 @@ import { dirname, resolve } from "node:path"
 export const makeDirectory = (path: string): void => {
   const missing: Array<string> = []
   let at = resolve(path)
-  for (let stat = statSync(at, { throwIfNoEntry: false }); stat === undefined; stat = statSync(at, { throwIfNoEntry: false })) {
+  // up to the nearest path that exists (a file above it stops the walk with stat's ENOTDIR), so that one is the
+  // path itself when it is not a directory
+  let stat = statSync(at, { throwIfNoEntry: false })
+  while (stat === undefined) {
     missing.push(at)
     if (dirname(at) === at) break
     at = dirname(at)
+    stat = statSync(at, { throwIfNoEntry: false })
   }
-  if (missing.length === 0 && !statSync(at).isDirectory()) {
+  if (stat?.isDirectory() === false) {
     throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${path}'`), { code: "EEXIST" })
   }
   for (const dir of missing.reverse()) {
