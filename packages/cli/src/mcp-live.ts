@@ -3,9 +3,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServer } from "effect/http"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { ApiRoutes, BASE_PATH } from "@mes/adapters-http"
-import { createMcpServer, type McpOptions, restBackend } from "@mes/adapters-mcp"
+import { createMcpServer, LineTransport, type McpOptions, restBackend } from "@mes/adapters-mcp"
 import { AppLive, compileWasmOnOneThread, lockDataDir } from "./app.ts"
 import { markSignalAsShutdown } from "./signals.ts"
 
@@ -28,12 +27,11 @@ export const runMcp = (o: { readonly apiKey: string; readonly backendUrl: string
       backend = restBackend(`http://mes.local${BASE_PATH}`, o.apiKey, (request) => handler(request))
     }
     const server = createMcpServer(backend, o.options)
-    const transport = new StdioServerTransport()
+    const transport = new LineTransport()
+    // set before connect, which chains the server's own: the transport closes once stdin has ended and every
+    // request read from it is answered (or a signal interrupts)
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve))
     yield* Effect.promise(() => server.connect(transport))
-    // until the client closes stdin (or a signal interrupts)
-    yield* Effect.callback<void>((resume) => {
-      transport.onclose = () => resume(Effect.void)
-      process.stdin.once("end", () => resume(Effect.void))
-    })
+    yield* Effect.promise(() => closed)
     yield* Effect.promise(() => server.close())
   }))

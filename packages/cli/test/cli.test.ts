@@ -69,9 +69,10 @@ const baseEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
-const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, entry = BIN) => {
+const start = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, entry = BIN, input?: string) => {
   // `node` itself (not npx/pnpm), so killing the child kills the CLI; a foreign cwd checks the bin
-  const child = spawn(process.execPath, [entry, ...args], { cwd: tmp, env: { ...baseEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [entry, ...args], { cwd: tmp, env: { ...baseEnv(), ...env }, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] })
+  if (input !== undefined) child.stdin!.end(input)
   children.add(child)
   let stdout = ""
   let stderr = ""
@@ -1000,6 +1001,27 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
       server.child.kill("SIGTERM")
       expect((await server.exited).code).toBe(0)
     }
+  })
+
+  it("answers requests piped in whole (stdin ends before they are answered), and lines that are not requests as JSON-RPC asks", async () => {
+    const lines = [
+      "not json",
+      `{"jsonrpc":"2.0","id":5,"method":42}`,
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "1" } } }),
+      `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch_jobs","arguments":{"job_number":"MCP-CLI-1"}}}`,
+      // the last line has no newline
+      `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`
+    ]
+    const r = await start(["mcp", "--api-key", apiKey], {}, BIN, lines.join("\n")).exited
+    expect(r.code, r.stderr).toBe(0)
+    const answers = r.stdout.trim().split("\n").map((l) => JSON.parse(l))
+    expect(answers.slice(0, 2)).toMatchObject([{ id: null, error: { code: -32700 } }, { id: 5, error: { code: -32600 } }])
+    const byId = new Map(answers.slice(2).map((a) => [a.id, a]))
+    expect([...byId.keys()].sort()).toEqual([1, 2, 3])
+    expect(byId.get(1).result.serverInfo.name).toBe("mes")
+    expect(byId.get(2).result.structuredContent.jobs[0].job_number).toBe("MCP-CLI-1")
+    expect(byId.get(3).result.tools).toHaveLength(20)
   })
 
   it("refuses to start without an API key, and names an unknown toolset", async () => {
