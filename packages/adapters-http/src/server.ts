@@ -169,6 +169,23 @@ const unavailable = (message: string) =>
   fail(503, "SERVICE_UNAVAILABLE", message, { "retry-after": String(RETRY_AFTER_SECONDS) })
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
+type Method = (typeof METHODS)[number]
+
+/**
+ * `path` answered by `handlers` for their methods and 405 METHOD_NOT_ALLOWED (spec 7.2, with Allow) for every
+ * other: every path the server knows refuses a method it does not serve, never 404.
+ */
+export const addPath = <E, R>(
+  router: HttpRouter.HttpRouter,
+  path: `/${string}`,
+  handlers: Partial<Record<Method, Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>>>
+): Effect.Effect<void, never, HttpRouter.Request.From<"Requires", Exclude<R, HttpRouter.Provided>> | HttpRouter.Request.From<"Error", E>> => {
+  const allow = [...Object.keys(handlers), "OPTIONS"].join(", ")
+  return Effect.forEach(METHODS, (method) =>
+    router.add(method, path, handlers[method] ?? Effect.succeed(
+      fail(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed; this endpoint supports ${allow}`, { allow })
+    )), { discard: true })
+}
 
 /** A route answered by the API's rules for what fails it (`answerAsTheApi`). */
 export type AnswerAsTheApi = <E, R>(
@@ -274,7 +291,7 @@ export const routes = <R>(
   raw: ReadonlyArray<{
     readonly path: `/${string}`
     /** Default: every method (the route answers the others itself). */
-    readonly methods?: ReadonlyArray<(typeof METHODS)[number]>
+    readonly methods?: ReadonlyArray<Method>
     readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>
   }> = []
 ) =>
@@ -399,47 +416,43 @@ export const routes = <R>(
         return answered
       })
 
-    const byPath = new Map<string, Set<string>>()
+    const byPath = new Map<`/${string}`, Partial<Record<Method, ReturnType<typeof serve>>>>()
     for (const e of all) {
-      byPath.set(e.path, (byPath.get(e.path) ?? new Set()).add(e.method))
       const withBody = e.method === "POST" || e.method === "PUT" || e.method === "PATCH"
       const table = versionedTables[e.group]
       const read = handlers[`${e.group}.list`]
       const versioned = e.name === "update" && table !== undefined && read !== undefined ? { table, read } : undefined
-      yield* router.add(e.method as "GET", e.path as `/${string}`, serve(handlers[`${e.group}.${e.name}`]!, accessOf[`${e.group}.${e.name}`] ?? "key", withBody, listSpecs[`${e.group}.${e.name}`], versioned, e.group === "webhooks"))
+      const path = e.path as `/${string}`
+      byPath.set(path, {
+        ...byPath.get(path),
+        [e.method]: serve(handlers[`${e.group}.${e.name}`]!, accessOf[`${e.group}.${e.name}`] ?? "key", withBody, listSpecs[`${e.group}.${e.name}`], versioned, e.group === "webhooks")
+      })
     }
-    for (const [path, methods] of byPath) {
-      const allow = [...methods, "OPTIONS"].join(", ")
-      for (const method of METHODS.filter((m) => !methods.has(m))) {
-        yield* router.add(method, path as `/${string}`, Effect.succeed(
-          fail(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed; this endpoint supports ${allow}`, { allow })
-        ))
-      }
-    }
+    for (const [path, methods] of byPath) yield* addPath(router, path, methods)
     // built on first request: a server that only answers API calls never pays for them
     let openapi: string | undefined
-    yield* router.add("GET", `${BASE_PATH}/openapi.json`, Effect.sync(() => json(200, jsonText(openapi ??= JSON.stringify(OpenApi.fromApi(Api))))))
-    yield* router.add("GET", `${BASE_PATH}/docs`, Effect.promise(docsPage).pipe(
-      Effect.map((html) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8" }))
-    ))
+    yield* addPath(router, `${BASE_PATH}/openapi.json`, { GET: Effect.sync(() => json(200, jsonText(openapi ??= JSON.stringify(OpenApi.fromApi(Api))))) })
+    yield* addPath(router, `${BASE_PATH}/docs`, {
+      GET: Effect.promise(docsPage).pipe(Effect.map((html) => HttpServerResponse.text(html, { contentType: "text/html; charset=utf-8" })))
+    })
     // live: the process answers (never touches the database)
-    yield* router.add("GET", `${BASE_PATH}/health`, Effect.succeed(json(200, { success: true, data: { status: "ok" } })))
+    yield* addPath(router, `${BASE_PATH}/health`, { GET: Effect.succeed(json(200, { success: true, data: { status: "ok" } })) })
     // ready: the database answers and holds every migration of this build
     const readiness = yield* Effect.serviceOption(Readiness)
-    yield* router.add("GET", `${BASE_PATH}/ready`, Option.isNone(readiness)
-      ? Effect.succeed(json(200, { success: true, data: { status: "ready" } }))
-      : Effect.map(readiness.value.check, (report) =>
-        report.database !== "ok"
-          ? unavailable("Not ready: the database is unreachable")
-          : report.migrations !== "ok"
-          ? unavailable("Not ready: database migrations are pending (run `mes migrate`)")
-          : json(200, { success: true, data: { status: "ready", ...report } })))
+    yield* addPath(router, `${BASE_PATH}/ready`, {
+      GET: Option.isNone(readiness)
+        ? Effect.succeed(json(200, { success: true, data: { status: "ready" } }))
+        : Effect.map(readiness.value.check, (report) =>
+          report.database !== "ok"
+            ? unavailable("Not ready: the database is unreachable")
+            : report.migrations !== "ok"
+            ? unavailable("Not ready: database migrations are pending (run `mes migrate`)")
+            : json(200, { success: true, data: { status: "ready", ...report } }))
+    })
     for (const r of raw) {
-      for (const method of METHODS) {
-        yield* router.add(method, r.path, r.methods === undefined || r.methods.includes(method)
-          ? r.handler
-          : Effect.succeed(fail(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed; this endpoint supports ${r.methods.join(", ")}`)))
-      }
+      const methods: Partial<Record<Method, typeof r.handler>> = {}
+      for (const method of r.methods ?? METHODS) methods[method] = r.handler
+      yield* addPath(router, r.path, methods)
     }
     yield* router.add("OPTIONS", "*", Effect.succeed(json(200, { success: true, data: {} })))
     const notFound = Effect.gen(function*() {

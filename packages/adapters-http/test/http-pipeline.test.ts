@@ -195,6 +195,17 @@ describe("404 and 405", () => {
     expectError(res, 405, "METHOD_NOT_ALLOWED")
     expect(res.headers.get("allow")).toContain("PUT")
   })
+
+  it("the server's own paths answer 405 with an allow header for a method they do not serve, not 404", async () => {
+    for (const [path, allow] of [["/openapi.json", "GET, OPTIONS"], ["/docs", "GET, OPTIONS"], ["/health", "GET, OPTIONS"], ["/ready", "GET, OPTIONS"], ["/rpc", "POST, OPTIONS"]] as const) {
+      for (const method of ["POST", "PUT", "PATCH", "DELETE", "GET"].filter((m) => !allow.includes(m))) {
+        const res = await fetch(`${h.url}${path}`, { method })
+        expect([path, method, res.status]).toEqual([path, method, 405])
+        expect(res.headers.get("allow")).toBe(allow)
+        expect(await res.json()).toMatchObject({ success: false, error: { code: "METHOD_NOT_ALLOWED", statusCode: 405, message: `Method ${method} is not allowed; this endpoint supports ${allow}` } })
+      }
+    }
+  })
 })
 
 describe("CORS (spec 5.8)", () => {

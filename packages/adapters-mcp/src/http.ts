@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { type AnswerAsTheApi, answerAsTheApi, credentialOf, fail } from "@mes/adapters-http"
+import { addPath, type AnswerAsTheApi, answerAsTheApi, credentialOf, fail } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
 import type { McpOptions } from "./server.ts"
@@ -43,5 +43,7 @@ export const mcpHttpRoutes = (
       const response = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.ensuring(Effect.promise(() => server.close())))
       return HttpServerResponse.fromWeb(response)
     }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), answer)
-    for (const method of ["GET", "POST", "DELETE"] as const) yield* router.add(method, path, handle)
+    // stateless: no stream for GET to open and no session for DELETE to end, so both are 405 as the MCP spec
+    // allows (a GET answered 200 and closed at once had the SDK's client open it again every second)
+    yield* addPath(router, path, { POST: handle })
   }))

@@ -56,6 +56,33 @@ describe("MCP over Streamable HTTP beside the API", () => {
       expect(refused).toMatchObject({ status: 401, body: { success: false, error: { code: "UNAUTHORIZED", statusCode: 401 } } })
     }
   })
+
+  it("stateless: GET (no stream) and DELETE (no session) are 405 with Allow, so a connected client asks for the stream once, not every second", async () => {
+    const { key } = await h.as("MCP GET")
+    for (const method of ["GET", "DELETE", "PUT", "PATCH"]) {
+      const res = await fetch(`${h.url}/mcp`, { method, headers: { authorization: `Bearer ${key}`, accept: "application/json, text/event-stream" } })
+      expect([method, res.status, res.headers.get("allow")]).toEqual([method, 405, "POST, OPTIONS"])
+      expect(await res.json()).toMatchObject({ success: false, error: { code: "METHOD_NOT_ALLOWED" } })
+    }
+    const seen: Array<string> = []
+    const client = new Client({ name: "test", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+      fetch: async (url, init) => {
+        const res = await fetch(url, init)
+        seen.push(`${init?.method ?? "GET"} ${res.status}`)
+        return res
+      }
+    }))
+    try {
+      // the SDK's client reopens a GET stream that ends after 1 s, and again after each
+      await new Promise((resolve) => setTimeout(resolve, 2500))
+      expect((await client.callTool({ name: "fetch_jobs", arguments: {} })).isError).toBeFalsy()
+    } finally {
+      await client.close()
+    }
+    expect(seen.filter((s) => s.startsWith("GET"))).toEqual(["GET 405"])
+  })
 })
 
 describe.skipIf(testDatabaseKind() !== "postgres")("MCP over Streamable HTTP while the database cannot serve (PostgreSQL through a TCP proxy)", () => {
