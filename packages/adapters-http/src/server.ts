@@ -255,32 +255,55 @@ export const credentialOf = (headers: Readonly<Record<string, string | undefined
   return c.bearer ?? c.apiKey
 }
 
+/** Fails on a byte sequence that is not UTF-8 (and drops a byte order mark, as JSON's RFC allows a parser to). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true })
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
+/** what a client may name UTF-8 (or ASCII, a subset of it) */
+const UTF8_NAMES = new Set(["utf-8", "utf8", "us-ascii", "ascii"])
+
 /**
  * A request's JSON body (`body` undefined when empty) and its text, or the answer to one the API refuses before
- * anything else, authentication included: larger than `maxBodyBytes` (413), not JSON (400; spec 7.4) or nested
- * deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a handler that reads it again gets the same bytes.
+ * anything else, authentication included: larger than `maxBodyBytes` (413), compressed or declared in a charset
+ * other than UTF-8 (415), not UTF-8 or not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The
+ * request keeps its body: a handler that reads it again gets the same bytes.
  */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
   Effect.gen(function*() {
     const tooLarge = () => fail(413, "PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBodyBytes} bytes`)
     const length = Number(request.headers["content-length"] ?? "0")
     if (length > maxBodyBytes) return tooLarge()
-    const text = yield* request.text.pipe(
+    // a compressed or non-UTF-8 body is refused as such, not parsed as garbage or stored with U+FFFD in place of
+    // what its bytes meant (an ERP's Windows-1252 "Müller")
+    const encoding = request.headers["content-encoding"]?.trim().toLowerCase()
+    if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+      return fail(415, "UNSUPPORTED_MEDIA_TYPE", `Content-Encoding ${encoding} is not supported: send the body uncompressed`)
+    }
+    const charset = CHARSET.exec(request.headers["content-type"] ?? "")?.[1]?.toLowerCase()
+    if (charset !== undefined && !UTF8_NAMES.has(charset)) {
+      return fail(415, "UNSUPPORTED_MEDIA_TYPE", `Request bodies are JSON in UTF-8, not ${charset}`)
+    }
+    const bytes = yield* request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodyBytes as any),
       Effect.map(Option.some),
-      Effect.catch(() => Effect.succeed(Option.none<string>()))
+      Effect.catch(() => Effect.succeed(Option.none<ArrayBuffer>()))
     )
-    if (Option.isNone(text)) return tooLarge()
-    if (text.value.trim() === "") return { body: undefined as unknown, text: "" }
+    if (Option.isNone(bytes)) return tooLarge()
+    let text: string
+    try {
+      text = UTF8.decode(bytes.value)
+    } catch {
+      return fail(400, "BAD_REQUEST", "Request body is not valid UTF-8: JSON is sent in UTF-8")
+    }
+    if (text.trim() === "") return { body: undefined as unknown, text: "" }
     let body: unknown
     try {
-      body = JSON.parse(text.value)
+      body = JSON.parse(text)
     } catch {
       return fail(400, "BAD_REQUEST", "Request body is not valid JSON")
     }
     return nestsDeeperThan(body, MAX_INPUT_DEPTH)
       ? fail(400, "BAD_REQUEST", `Request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`)
-      : { body, text: text.value }
+      : { body, text }
   })
 
 /** Routes of the API definition plus OpenAPI, the docs page, CORS preflight, 404 and 405. */

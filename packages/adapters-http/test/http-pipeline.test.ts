@@ -1,5 +1,6 @@
 // The request pipeline (spec 4, 5, 7; DECISIONS "Requests and errors"): 400 before 401, key checks
 // for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
+import { gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
 import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
@@ -248,6 +249,40 @@ describe("body limit", () => {
     const res = await api.post("/api-jobs", nestedJob("BIG-2", 1, 1, { notes: "y".repeat(2 * 1024 * 1024) }))
     expect(res.status).toBe(201)
     expect(res.body.data.job.notes).toHaveLength(2 * 1024 * 1024)
+  })
+})
+
+describe("body encodings", () => {
+  const post = (body: Uint8Array, headers: Record<string, string>, withKey = true) =>
+    fetch(`${h.url}/api-jobs`, { method: "POST", body, headers: { "content-type": "application/json", ...(withKey ? { authorization: `Bearer ${key}` } : {}), ...headers } })
+  const jobBytes = (jobNumber: string) => Buffer.from(JSON.stringify(nestedJob(jobNumber, 1, 1, { customer: "Müller" })), "utf8")
+  const written = async (jobNumber: string) => (await h.sql(`SELECT customer FROM jobs WHERE job_number = $1`, [jobNumber])).map((r) => r.customer)
+
+  it("a body that is not UTF-8 (an ERP's Windows-1252) is 400, before authentication, and writes nothing", async () => {
+    const latin1 = Buffer.from(JSON.stringify(nestedJob("ENC-1", 1, 1, { customer: "Müller" })), "latin1")
+    for (const withKey of [true, false]) {
+      const res = await post(latin1, {}, withKey)
+      expect(res.status).toBe(400)
+      expect(await res.json()).toMatchObject({ success: false, error: { code: "BAD_REQUEST", message: "Request body is not valid UTF-8: JSON is sent in UTF-8" } })
+    }
+    expect(await written("ENC-1")).toEqual([])
+  })
+
+  it("UTF-8 with or without a byte order mark, and a charset naming UTF-8, is read as before", async () => {
+    expect((await post(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), jobBytes("ENC-2")]), {})).status).toBe(201)
+    expect((await post(jobBytes("ENC-3"), { "content-type": "application/json; charset=UTF-8" })).status).toBe(201)
+    expect((await post(jobBytes("ENC-4"), { "content-type": 'application/json;charset="utf8"', "content-encoding": "identity" })).status).toBe(201)
+    for (const n of ["ENC-2", "ENC-3", "ENC-4"]) expect(await written(n)).toEqual(["Müller"])
+  })
+
+  it("a compressed body or one declared in another charset is 415 UNSUPPORTED_MEDIA_TYPE, and writes nothing", async () => {
+    const gzip = await post(gzipSync(jobBytes("ENC-5")), { "content-encoding": "gzip" })
+    expect(gzip.status).toBe(415)
+    expect(await gzip.json()).toMatchObject({ error: { code: "UNSUPPORTED_MEDIA_TYPE", message: "Content-Encoding gzip is not supported: send the body uncompressed" } })
+    const latin1 = await post(jobBytes("ENC-6"), { "content-type": "application/json; charset=ISO-8859-1" })
+    expect(latin1.status).toBe(415)
+    expect(await latin1.json()).toMatchObject({ error: { code: "UNSUPPORTED_MEDIA_TYPE", message: "Request bodies are JSON in UTF-8, not iso-8859-1" } })
+    expect([...await written("ENC-5"), ...await written("ENC-6")]).toEqual([])
   })
 })
 

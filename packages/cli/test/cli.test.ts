@@ -608,7 +608,7 @@ describe("mes monthly-reset, key list/revoke, tenant set-plan (issue 10)", () =>
 })
 
 describe("mes import and help (issue 13)", () => {
-  const write = (name: string, text: string) => {
+  const write = (name: string, text: string | Buffer) => {
     const path = join(tmp, name)
     writeFileSync(path, text)
     return path
@@ -654,6 +654,18 @@ describe("mes import and help (issue 13)", () => {
     expect(again.stdout).toContain("record 4 (external_id IMP-J4): job_number already exists")
   })
 
+  it("reads UTF-8 with a byte order mark (as Windows tools save it), in JSON as in CSV", async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf])
+    const json = write("bom.json", Buffer.concat([bom, Buffer.from('[{"external_id":"BOM-J1","external_source":"erp","job_number":"BOM-1","customer":"Müller"}]')]))
+    const csv = write("bom.csv", Buffer.concat([bom, Buffer.from("external_id,job_number,customer\nBOM-J2,BOM-2,Jürgen\n")]))
+    for (const file of [json, csv]) {
+      const r = await mes(["import", file, "--tenant", tenantId, "--source", "erp"])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const rows = await sqlOf(`SELECT job_number, customer FROM jobs WHERE tenant_id = '${tenantId}' AND job_number LIKE 'BOM-%' ORDER BY job_number`)
+    expect(rows).toEqual([{ job_number: "BOM-1", customer: "Müller" }, { job_number: "BOM-2", customer: "Jürgen" }])
+  })
+
   it("refuses what it cannot import with a clear message and exit code 1", async () => {
     const cases: Array<[Array<string>, string]> = [
       [["import", join(tmp, "missing.json"), "--tenant", tenantId], "no such file"],
@@ -661,6 +673,9 @@ describe("mes import and help (issue 13)", () => {
       // csv-parse quotes the field in its message: a 3 MB one is cut
       [["import", write("quote.csv", `job_number\n${"a".repeat(3_000_000)}"x\n`), "--tenant", tenantId], `${"a".repeat(900)}`],
       [["import", write("obj.json", '{"rows": []}'), "--tenant", tenantId], "array of jobs"],
+      // a Windows-1252 export: "Müller" is not UTF-8
+      [["import", write("latin1.csv", Buffer.from("external_id,job_number,customer\nL-1,L-1,Acme\nL-2,L-2,Müller\n", "latin1")), "--tenant", tenantId],
+        "latin1.csv as CSV: line 3 has a byte that is not UTF-8: save the file as UTF-8"],
       [["import", write("ok.json", "[]"), "--tenant", tenantId, "--chunk-size", "1001"], "--chunk-size"],
       [["import", write("ok2.json", "[]"), "--tenant", "nope"], "--tenant must be a UUID"]
     ]

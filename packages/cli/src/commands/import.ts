@@ -13,6 +13,25 @@ import { asTenant } from "./profile.ts"
 /** The bulk-sync limit (DECISIONS: ≤ 1,000 records per request). */
 const MAX_CHUNK = 1000
 
+/** Fails on a byte sequence that is not UTF-8 (a byte order mark is dropped, as csv-parse's `bom` did). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The file's text. One that is not UTF-8 (a Windows-1252 export's "Müller") is refused with the line of its first
+ * such byte: read with U+FFFD in place of what the bytes meant, it would be imported wrong without a word.
+ */
+const textOf = (bytes: Buffer): string => {
+  try {
+    return UTF8.decode(bytes)
+  } catch {
+    const lenient = bytes.toString("utf8")
+    const at = lenient.indexOf("\uFFFD")
+    let line = 1
+    for (let i = lenient.indexOf("\n"); i !== -1 && i < at; i = lenient.indexOf("\n", i + 1)) line++
+    throw new Error(`line ${line} has a byte that is not UTF-8: save the file as UTF-8`)
+  }
+}
+
 type Row = Record<string, string>
 type Job = Record<string, unknown> & { external_id?: unknown; parts?: Array<Record<string, unknown>> }
 
@@ -138,7 +157,7 @@ export const importJobs = Command.make("import", {
     const src = source._tag === "Some" ? source.value : undefined
     const stat = statSync(file)
     const jobs = yield* Effect.try({
-      try: () => (kind === "csv" ? jobsFromCsv : jobsFromJson)(readFileSync(file, "utf8"), src),
+      try: () => (kind === "csv" ? jobsFromCsv : jobsFromJson)(textOf(readFileSync(file)), src),
       catch: (e) => userError(`cannot read ${file} as ${kind.toUpperCase()}: ${describe(e)}`)
     })
     const chunks = Array.from({ length: Math.ceil(jobs.length / chunkSize) }, (_, i) => jobs.slice(i * chunkSize, (i + 1) * chunkSize))
