@@ -13,6 +13,7 @@ import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcont
 export const MAX_LINE_BYTES = 10 * 1024 * 1024
 
 const NEWLINE = 0x0a
+const UTF8 = new TextDecoder("utf-8", { fatal: true })
 
 /** What makes JSON that the SDK's schema refused not a JSON-RPC 2.0 message, in the client's terms. */
 const whyNotAMessage = (value: unknown): string => {
@@ -67,7 +68,7 @@ export class LineTransport implements Transport {
       this.pending = []
       this.pendingBytes = 0
       if (line.length > this.maxLineBytes) this.tooLong()
-      else this.receive(line.toString("utf8"))
+      else this.receive(line)
     }
     const rest = chunk.subarray(from)
     if (this.skipping || rest.length === 0) return
@@ -87,7 +88,7 @@ export class LineTransport implements Transport {
 
   private readonly onend = () => {
     this.ended = true
-    if (!this.skipping && this.pending.length > 0) this.receive(Buffer.concat(this.pending).toString("utf8"))
+    if (!this.skipping && this.pending.length > 0) this.receive(Buffer.concat(this.pending))
     this.pending = []
     this.closeWhenAnswered()
   }
@@ -100,7 +101,14 @@ export class LineTransport implements Transport {
     this.answer(null, ErrorCode.ParseError, `Parse error: a line is longer than ${this.maxLineBytes} bytes`)
   }
 
-  private receive(text: string) {
+  private receive(bytes: Buffer) {
+    let text: string
+    try {
+      text = UTF8.decode(bytes)
+    } catch {
+      // MCP's stdio is UTF-8: read leniently, the bytes would reach the database as U+FFFD
+      return this.answer(null, ErrorCode.ParseError, "Parse error: the line is not UTF-8")
+    }
     const line = text.endsWith("\r") ? text.slice(0, -1) : text
     if (line.trim() === "") return
     let value: unknown

@@ -42,7 +42,7 @@ const serve = async (maxLineBytes?: number) => {
     await new Promise((resolve) => setTimeout(resolve, ms))
     return lines.length
   }
-  return { write: (text: string) => stdin.write(text), end: () => stdin.end(), next, unread, closed, isClosed: () => isClosed }
+  return { write: (text: string | Buffer) => stdin.write(text), end: () => stdin.end(), next, unread, closed, isClosed: () => isClosed }
 }
 
 describe("LineTransport (the stdio transport of mes mcp)", () => {
@@ -50,6 +50,9 @@ describe("LineTransport (the stdio transport of mes mcp)", () => {
     const s = await serve()
     s.write("this is not json\n")
     expect(await s.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: the line is not JSON/) } })
+    // a line that is not UTF-8 (a Windows-1252 "ü"), which a lenient read would pass on as U+FFFD
+    s.write(Buffer.from(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"create_job","arguments":{"job_number":"Müller"}}}\n`, "latin1"))
+    expect(await s.next()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the line is not UTF-8" } })
     s.write(JSON.stringify(INITIALIZE) + "\n")
     expect(await s.next()).toMatchObject({ id: 1, result: { serverInfo: { name: "mes" } } })
   })
