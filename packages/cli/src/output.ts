@@ -14,6 +14,19 @@ export const jsonFlag = Flag.Boolean("json").pipe(
 /** Prints `value` as JSON with --json, else the readable text. */
 export const output = (json: boolean, value: object, text: string) => Console.log(json ? JSON.stringify(value) : text)
 
+/**
+ * A setting Effect's Config refused, said as the CLI's own settings say it: `MES_DEPLOYMENT: expected one of
+ * self-hosted, cloud; got 'x'` for its `Expected "self-hosted" | "cloud" at ["MES_DEPLOYMENT"]`.
+ */
+const configMessage = (message: string): string => {
+  const m = /^Expected (.+) at \["([A-Za-z0-9_]+)"\]$/.exec(message)
+  if (m === null) return `Invalid environment: ${message}`
+  const [, expected, name] = m as unknown as [string, string, string]
+  const choices = expected.split(" | ")
+  const wanted = choices.every((c) => /^"[^"]*"$/.test(c)) ? `one of ${choices.map((c) => c.slice(1, -1)).join(", ")}` : expected.replace(/^an? string representing /, "")
+  return `${name}: expected ${wanted}; got '${process.env[name] ?? ""}'`
+}
+
 export const userError = (message: string, cause?: unknown) =>
   new CliError.UserError({ cause: cause ?? message, userMessage: message })
 
@@ -52,7 +65,7 @@ export const describe = (u: unknown): string => {
     const o = current as { message?: unknown; _tag?: unknown; reason?: unknown; cause?: unknown }
     if (o._tag === "ConfigError") {
       const cause = o.cause as { message?: unknown } | undefined
-      parts.push(`Invalid environment: ${String(cause?.message ?? o.message).replace(/\s+/g, " ")}`)
+      parts.push(configMessage(String(cause?.message ?? o.message).replace(/\s+/g, " ")))
       break
     }
     const message = typeof o.message === "string" ? o.message : ""

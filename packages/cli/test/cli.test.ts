@@ -316,8 +316,12 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
         positive("MES_IDEMPOTENCY_TTL", "99999999d"),
         positive("MES_WEBHOOK_POLL_INTERVAL", "0", "Invalid "),
         positive("MES_WEBHOOK_TIMEOUT", "0", "Invalid "),
-        positive("MES_WEBHOOK_TIMEOUT", "1000d", "Invalid ")
-      ]
+        positive("MES_WEBHOOK_TIMEOUT", "1000d", "Invalid "),
+        // settings read by Effect's Config, said the same way instead of as its schema's `Expected … at ["…"]`
+        ["MES_DEPLOYMENT", "saas", "MES_DEPLOYMENT: expected one of self-hosted, cloud; got 'saas'"],
+        ["MES_LOG_REQUESTS", "maybe", "MES_LOG_REQUESTS: expected one of true, yes, on, 1, y, false, no, off, 0, n; got 'maybe'"],
+        ["MES_HEAP_GROWING_PERCENT", "1.5", "MES_HEAP_GROWING_PERCENT: expected an integer; got '1.5'"]
+      ] as ReadonlyArray<Refused>
     ) {
       const r = await mes(["serve", "--port", "0", "--host", "127.0.0.1"], { [name]: value })
       expect(r.code, name).toBe(1)
