@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { addPath, type AnswerAsTheApi, answerAsTheApi, credentialOf, fail } from "@mes/adapters-http"
+import { addPath, type AnswerAsTheApi, answerAsTheApi, credentialOf, fail, readJsonBody } from "@mes/adapters-http"
 import { Tenants } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
 import type { McpOptions } from "./server.ts"
@@ -16,6 +16,9 @@ export { restBackend } from "./backend.ts"
 let sdk: Promise<{ readonly server: typeof import("./server.ts"); readonly transport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js") }> | undefined
 const loadSdk = () =>
   sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]).then(([server, transport]) => ({ server, transport }))
+
+/** The largest MCP request body (the SDK's own limit when it reads the body itself). */
+const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
 /**
  * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
@@ -35,12 +38,16 @@ export const mcpHttpRoutes = (
       // only a refused key is 401; the database failing to answer is a defect that `answer` turns into a 503
       const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
       if (!known) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
+      // read with REST's rules (a body that is not UTF-8 would reach the tools with U+FFFD in place of its bytes),
+      // within the SDK's own 4 MB
+      const read = yield* readJsonBody(request, MAX_MCP_BODY_BYTES)
+      if (HttpServerResponse.isHttpServerResponse(read)) return read
       const web = yield* HttpServerRequest.toWeb(request)
       const { server: mcp, transport: http } = yield* Effect.promise(loadSdk)
       const server = mcp.createMcpServer(backendFor(key!), options)
       const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
       yield* Effect.promise(() => server.connect(transport))
-      const response = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.ensuring(Effect.promise(() => server.close())))
+      const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: read.body ?? null })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
       return HttpServerResponse.fromWeb(response)
     }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), answer)
     // stateless: no stream for GET to open and no session for DELETE to end, so both are 405 as the MCP spec

@@ -2,6 +2,7 @@
 // REST request's, and what fails a request is answered by the API's rules. While the database cannot serve, a key
 // it cannot check is 503 SERVICE_UNAVAILABLE with Retry-After (not 401, not a bare 500), a tool call whose REST call
 // it cannot serve is an isError result with REST's code, and both are served again once it is back.
+import { gzipSync } from "node:zlib"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -55,6 +56,31 @@ describe("MCP over Streamable HTTP beside the API", () => {
     for (const refused of [await initialize(h, "svc_live_not_a_key"), await initialize(h)]) {
       expect(refused).toMatchObject({ status: 401, body: { success: false, error: { code: "UNAUTHORIZED", statusCode: 401 } } })
     }
+  })
+
+  it("a body is read with REST's rules: not UTF-8 is 400 and reaches no tool, compressed is 415, over 4 MB is 413", async () => {
+    const { key, api } = await h.as("MCP bodies")
+    const post = (body: Uint8Array | string, headers: Record<string, string> = {}) =>
+      fetch(`${h.url}/mcp`, {
+        method: "POST",
+        body,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }
+      })
+    const call = (jobNumber: string) =>
+      JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "create_job", arguments: { ...nestedJob(jobNumber), customer: "Müller" } } })
+    const latin1 = await post(Buffer.from(call("MCP-ENC-1"), "latin1"))
+    expect(latin1.status).toBe(400)
+    expect(await latin1.json()).toMatchObject({ success: false, error: { code: "BAD_REQUEST", message: "Request body is not valid UTF-8: JSON is sent in UTF-8" } })
+    const gzip = await post(gzipSync(call("MCP-ENC-2")), { "content-encoding": "gzip" })
+    expect([gzip.status, ((await gzip.json()) as any).error.code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"])
+    const big = await post(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping", params: { pad: "x".repeat(4 * 1024 * 1024) } }))
+    expect([big.status, ((await big.json()) as any).error.code]).toEqual([413, "PAYLOAD_TOO_LARGE"])
+    // the same call in UTF-8 is served, and only it wrote a job
+    const utf8 = await post(call("MCP-ENC-3"))
+    expect(utf8.status).toBe(200)
+    expect(((await utf8.json()) as any).result.structuredContent.job.customer).toBe("Müller")
+    const jobs = await api.get("/api-jobs?limit=10")
+    expect(jobs.body.data.jobs.map((j: { job_number: string }) => j.job_number)).toEqual(["MCP-ENC-3"])
   })
 
   it("stateless: GET (no stream) and DELETE (no session) are 405 with Allow, so a connected client asks for the stream once, not every second", async () => {
