@@ -658,6 +658,21 @@ describe("mes import and help (issue 13)", () => {
     expect(again.stdout).toContain("record 4 (external_id IMP-J4): job_number already exists")
   })
 
+  it("reads a CSV separated by semicolons (Excel's where the comma is the decimal mark) or tabs, and names the columns it ignores", async () => {
+    const semicolons = write("semicolons.csv", "external_id;job_number;customer;part_external_id;part_number;quantity;operation_external_id;operation_name;sequence\r\nSEP-J1;SEP-1;Acme, Inc.;SEP-P1;P;2;SEP-O1;Laser;1\r\n")
+    const tabs = write("tabs.csv", "external_id\tjob_number\tcustmer\tcomment\nSEP-J2\tSEP-2\tAcme\tcall first\n")
+    const r1 = await mes(["import", semicolons, "--tenant", tenantId, "--source", "erp", "--json"])
+    expect(r1.code, r1.stderr).toBe(0)
+    expect(JSON.parse(r1.stdout)).toMatchObject({ created: 1, errors: 0, record_errors: [], ignored_columns: [] })
+    expect(r1.stderr).not.toContain("ignoring")
+    const r2 = await mes(["import", tabs, "--tenant", tenantId, "--source", "erp", "--json"])
+    expect(r2.code, r2.stderr).toBe(0)
+    expect(JSON.parse(r2.stdout)).toMatchObject({ created: 1, errors: 0, ignored_columns: ["custmer", "comment"] })
+    expect(r2.stderr).toContain("ignoring column(s) mes does not import: custmer, comment\n")
+    const rows = await sqlOf(`SELECT j.job_number, j.customer, p.quantity FROM jobs j LEFT JOIN parts p ON p.job_id = j.id WHERE j.tenant_id = '${tenantId}' AND j.job_number LIKE 'SEP-%' ORDER BY j.job_number`)
+    expect(rows).toEqual([{ job_number: "SEP-1", customer: "Acme, Inc.", quantity: 2 }, { job_number: "SEP-2", customer: null, quantity: null }])
+  })
+
   it("reads UTF-8 with a byte order mark (as Windows tools save it), in JSON as in CSV", async () => {
     const bom = Buffer.from([0xef, 0xbb, 0xbf])
     const json = write("bom.json", Buffer.concat([bom, Buffer.from('[{"external_id":"BOM-J1","external_source":"erp","job_number":"BOM-1","customer":"Müller"}]')]))

@@ -47,6 +47,19 @@ const OPERATION_COLUMNS: Record<string, string> = {
 }
 const NUMERIC = new Set(["priority", "quantity", "sequence", "estimated_time_minutes", "setup_time_minutes"])
 
+const KNOWN_COLUMNS = new Set<string>([...JOB_COLUMNS, ...Object.keys(PART_COLUMNS), ...Object.keys(OPERATION_COLUMNS)])
+
+/**
+ * The header line's separator: `;` (Excel's in locales where the comma is the decimal mark) or a tab where the
+ * header holds more of those than commas, else `,`.
+ */
+const delimiterOf = (text: string): string => {
+  const end = text.search(/\r?\n/)
+  const header = end === -1 ? text : text.slice(0, end)
+  const count = (c: string) => header.split(c).length - 1
+  return [";", "\t"].reduce((best, c) => (count(c) > count(best) ? c : best), ",")
+}
+
 /** A CSV value as JSON: empty cells are absent, numeric columns are numbers when they read as one. */
 const value = (column: string, raw: string): unknown => {
   if (!NUMERIC.has(column)) return raw
@@ -67,8 +80,18 @@ const pick = (row: Row, columns: Readonly<Record<string, string>>) => {
  * Jobs from CSV rows: one row per job, or one per operation (job columns repeated), grouped by the job's
  * external_id, then the part's; see docs/DECISIONS.md "mes import" for the columns.
  */
-export const jobsFromCsv = (text: string, source: string | undefined): Array<Job> => {
-  const rows = parse(text, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Array<Row>
+export const jobsFromCsv = (text: string, source: string | undefined, ignored: (columns: ReadonlyArray<string>) => void = () => {}): Array<Job> => {
+  const rows = parse(text, {
+    columns: (header: Array<string>) => {
+      const unknown = header.filter((c) => !KNOWN_COLUMNS.has(c))
+      if (unknown.length > 0) ignored(unknown)
+      return header
+    },
+    delimiter: delimiterOf(text),
+    skip_empty_lines: true,
+    trim: true,
+    bom: true
+  }) as Array<Row>
   const jobs = new Map<string, Job>()
   const order: Array<Job> = []
   rows.forEach((row, i) => {
@@ -156,10 +179,16 @@ export const importJobs = Command.make("import", {
     const kind = format._tag === "Some" ? format.value : file.toLowerCase().endsWith(".csv") ? "csv" : "json"
     const src = source._tag === "Some" ? source.value : undefined
     const stat = statSync(file)
+    let ignored: ReadonlyArray<string> = []
     const jobs = yield* Effect.try({
-      try: () => (kind === "csv" ? jobsFromCsv : jobsFromJson)(textOf(readFileSync(file)), src),
+      try: () => {
+        const text = textOf(readFileSync(file))
+        return kind === "csv" ? jobsFromCsv(text, src, (columns) => (ignored = columns)) : jobsFromJson(text, src)
+      },
       catch: (e) => userError(`cannot read ${file} as ${kind.toUpperCase()}: ${describe(e)}`)
     })
+    // a misspelt column would otherwise be left out of every record without a word
+    if (ignored.length > 0) yield* progress(`ignoring column(s) mes does not import: ${ignored.join(", ")}`, true)
     const chunks = Array.from({ length: Math.ceil(jobs.length / chunkSize) }, (_, i) => jobs.slice(i * chunkSize, (i + 1) * chunkSize))
     const statePath = `${file}.mes-import.json`
     const fingerprint = { size: stat.size, mtimeMs: stat.mtimeMs, chunkSize }
@@ -195,7 +224,7 @@ export const importJobs = Command.make("import", {
       }
     })))
     if (failed.length === 0) rmSync(statePath, { force: true })
-    const summary = { file, jobs: jobs.length, chunks: chunks.length, resumed_chunks: resumed, ...totals, failed_chunks: failed, record_errors: recordErrors }
+    const summary = { file, jobs: jobs.length, chunks: chunks.length, resumed_chunks: resumed, ...totals, failed_chunks: failed, record_errors: recordErrors, ignored_columns: ignored }
     const lines = [
       `Imported ${file}: ${jobs.length} jobs in ${chunks.length} chunks${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
       `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.errors} errors`,
