@@ -22,7 +22,8 @@ export const everyTool = async (client: Client, rest: RestOfTenant, jobNumber = 
     const created = await call("create_job", {
       job_number: jobNumber,
       customer: "Acme",
-      due_date: "2026-12-01",
+      // far ahead: the dashboard below counts it as not overdue (2026-12-01 was, from 2026-12-02 on)
+      due_date: "2099-12-31",
       priority: 2,
       notes: "rush",
       parts: [{ part_number: "P-1", quantity: 3, operations: [{ operation_name: "Cut", sequence: 1 }, { operation_name: "Bend", sequence: 2 }] }]
