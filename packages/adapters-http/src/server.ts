@@ -36,7 +36,8 @@ import {
   type ReferenceTable,
   secretConfig,
   Tenants,
-  Tx
+  Tx,
+  utf8Text
 } from "@mes/domain"
 import { authenticator, credentialsOf } from "./auth.ts"
 import { bodyBuffers } from "./body-buffers.ts"
@@ -255,8 +256,6 @@ export const credentialOf = (headers: Readonly<Record<string, string | undefined
   return c.bearer ?? c.apiKey
 }
 
-/** Fails on a byte sequence that is not UTF-8 (and drops a byte order mark, as JSON's RFC allows a parser to). */
-const UTF8 = new TextDecoder("utf-8", { fatal: true })
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
 /** what a client may name UTF-8 (or ASCII, a subset of it) */
 const UTF8_NAMES = new Set(["utf-8", "utf8", "us-ascii", "ascii"])
@@ -288,12 +287,9 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBo
       Effect.catch(() => Effect.succeed(Option.none<ArrayBuffer>()))
     )
     if (Option.isNone(bytes)) return tooLarge()
-    let text: string
-    try {
-      text = UTF8.decode(bytes.value)
-    } catch {
-      return fail(400, "BAD_REQUEST", "Request body is not valid UTF-8: JSON is sent in UTF-8")
-    }
+    // a byte order mark is dropped, as JSON's RFC allows a parser to
+    const text = utf8Text(bytes.value)
+    if (text === undefined) return fail(400, "BAD_REQUEST", "Request body is not valid UTF-8: JSON is sent in UTF-8")
     if (text.trim() === "") return { body: undefined as unknown, text: "" }
     let body: unknown
     try {

@@ -8,12 +8,12 @@ import type { Readable, Writable } from "node:stream"
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { utf8Text } from "@mes/domain"
 
 /** The longest line read as one message (the SDK's own default). */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024
 
 const NEWLINE = 0x0a
-const UTF8 = new TextDecoder("utf-8", { fatal: true })
 
 /** What makes JSON that the SDK's schema refused not a JSON-RPC 2.0 message, in the client's terms. */
 const whyNotAMessage = (value: unknown): string => {
@@ -102,13 +102,9 @@ export class LineTransport implements Transport {
   }
 
   private receive(bytes: Buffer) {
-    let text: string
-    try {
-      text = UTF8.decode(bytes)
-    } catch {
-      // MCP's stdio is UTF-8: read leniently, the bytes would reach the database as U+FFFD
-      return this.answer(null, ErrorCode.ParseError, "Parse error: the line is not UTF-8")
-    }
+    // MCP's stdio is UTF-8
+    const text = utf8Text(bytes)
+    if (text === undefined) return this.answer(null, ErrorCode.ParseError, "Parse error: the line is not UTF-8")
     const line = text.endsWith("\r") ? text.slice(0, -1) : text
     if (line.trim() === "") return
     let value: unknown

@@ -223,6 +223,20 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 /** False for a string PostgreSQL cannot store (a NUL character or an unpaired surrogate). */
 export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s)
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The text of UTF-8 bytes (a byte order mark dropped), or undefined where they are not UTF-8: read leniently, such
+ * bytes become U+FFFD and would be stored as that (an ERP's Windows-1252 "Müller" as "M\uFFFDller").
+ */
+export const utf8Text = (bytes: Uint8Array | ArrayBuffer): string | undefined => {
+  try {
+    return STRICT_UTF8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
 /** A value worth looking up in a unique name column: a storable string of 1 to 255 characters. */
 export const isNameCandidate = (v: unknown): v is string =>
   typeof v === "string" && v.length > 0 && v.length <= 255 && isStorableText(v)

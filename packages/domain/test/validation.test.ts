@@ -21,7 +21,8 @@ import {
   renameAliases,
   unstorableDetails,
   type ValidationDetail,
-  ValidationFailed
+  ValidationFailed,
+  utf8Text
 } from "../src/index.ts"
 
 const decodeJob = decodeInput(JobCreate, "job")
@@ -545,6 +546,15 @@ describe("input PostgreSQL cannot store (issue 8)", () => {
     expect(isStorableText("\ud83d")).toBe(false)
     expect(isStorableText("\ude80x")).toBe(false)
     expect(isStorableText("\ude80\ud83d")).toBe(false)
+  })
+
+  it("utf8Text reads UTF-8 (a byte order mark dropped) and refuses bytes that are not, instead of reading U+FFFD", () => {
+    expect(utf8Text(Buffer.from("Müller €"))).toBe("Müller €")
+    expect(utf8Text(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))).toBe("{}")
+    expect(utf8Text(Buffer.from("\uFFFD", "utf8"))).toBe("\uFFFD")
+    expect(utf8Text(Buffer.from("Müller", "latin1"))).toBeUndefined()
+    expect(utf8Text(Buffer.from([0xe2, 0x82]))).toBeUndefined()
+    expect(utf8Text(new ArrayBuffer(0))).toBe("")
   })
 
   it("unstorableDetails names every bad value and key by its path, with the entity of nested arrays", () => {

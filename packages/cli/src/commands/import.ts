@@ -5,7 +5,7 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { parse } from "csv-parse/sync"
-import { type BulkSyncResult, Sync } from "@mes/domain"
+import { type BulkSyncResult, Sync, utf8Text } from "@mes/domain"
 import { withApp } from "../lazy.ts"
 import { describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 import { asTenant } from "./profile.ts"
@@ -13,23 +13,18 @@ import { asTenant } from "./profile.ts"
 /** The bulk-sync limit (DECISIONS: ≤ 1,000 records per request). */
 const MAX_CHUNK = 1000
 
-/** Fails on a byte sequence that is not UTF-8 (a byte order mark is dropped, as csv-parse's `bom` did). */
-const UTF8 = new TextDecoder("utf-8", { fatal: true })
-
 /**
- * The file's text. One that is not UTF-8 (a Windows-1252 export's "Müller") is refused with the line of its first
- * such byte: read with U+FFFD in place of what the bytes meant, it would be imported wrong without a word.
+ * The file's text (a byte order mark dropped). One that is not UTF-8 (a Windows-1252 export's "Müller") is refused
+ * with the line of its first such byte, where a lenient read would import it wrong without a word.
  */
 const textOf = (bytes: Buffer): string => {
-  try {
-    return UTF8.decode(bytes)
-  } catch {
-    const lenient = bytes.toString("utf8")
-    const at = lenient.indexOf("\uFFFD")
-    let line = 1
-    for (let i = lenient.indexOf("\n"); i !== -1 && i < at; i = lenient.indexOf("\n", i + 1)) line++
-    throw new Error(`line ${line} has a byte that is not UTF-8: save the file as UTF-8`)
-  }
+  const text = utf8Text(bytes)
+  if (text !== undefined) return text
+  const lenient = bytes.toString("utf8")
+  const at = lenient.indexOf("\uFFFD")
+  let line = 1
+  for (let i = lenient.indexOf("\n"); i !== -1 && i < at; i = lenient.indexOf("\n", i + 1)) line++
+  throw new Error(`line ${line} has a byte that is not UTF-8: save the file as UTF-8`)
 }
 
 type Row = Record<string, string>
