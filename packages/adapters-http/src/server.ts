@@ -226,17 +226,34 @@ export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUE
   Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
     answeredAsTheApi(route, requestTimeout, { method: request.method, url: request.url.replace(SIGNATURE_PARAMETER, "$1redacted") }))
 
+/** U+FFFD, which decoding puts in place of escapes that are not UTF-8, and its own escapes (a client's to send). */
+const REPLACEMENT = "\uFFFD"
+const SPELT_REPLACEMENT = /%EF%BF%BD/i
+
 /**
- * The query's parameters, and the first one given more than once (`?id=A&id=B`): no parameter of the API takes
- * several values, and taking one of them silently would read, change or delete another record than meant.
+ * The query's parameters; the first one given more than once (`?id=A&id=B`): no parameter of the API takes
+ * several values, and taking one of them silently would read, change or delete another record than meant; and
+ * the first one whose percent-escapes are not UTF-8 (`?customer=M%FCller`, an ERP's Windows-1252), which the
+ * URL's rules decode to U+FFFD and which would filter by text nobody sent.
  */
-const queryOf = (url: string): { readonly query: Record<string, string>; readonly repeated?: string } => {
+const queryOf = (url: string): { readonly query: Record<string, string>; readonly repeated?: string; readonly notUtf8?: string } => {
   const i = url.indexOf("?")
   const query: Record<string, string> = {}
   if (i === -1) return { query }
-  for (const [k, v] of new URLSearchParams(url.slice(i + 1))) {
+  const raw = url.slice(i + 1)
+  for (const [k, v] of new URLSearchParams(raw)) {
     if (Object.hasOwn(query, k)) return { query, repeated: k }
     query[k] = v
+  }
+  const replaced = (pairs: Iterable<[string, string]>) => {
+    for (const [k, v] of pairs) if (k.includes(REPLACEMENT) || v.includes(REPLACEMENT)) return k
+    return undefined
+  }
+  if (replaced(Object.entries(query)) === undefined) return { query }
+  // rare, so only then is each pair decoded again: U+FFFD sent as its escapes is kept, one the decoding made is refused
+  for (const pair of raw.split("&")) {
+    const name = SPELT_REPLACEMENT.test(pair) ? undefined : replaced(new URLSearchParams(pair))
+    if (name !== undefined) return { query, notUtf8: name }
   }
   return { query }
 }
@@ -375,8 +392,9 @@ export const routes = <R>(
           body = read.body
           bodyText = read.text
         }
-        const { query, repeated } = queryOf(request.url)
+        const { query, repeated, notUtf8 } = queryOf(request.url)
         if (repeated !== undefined) return fail(400, "BAD_REQUEST", `query parameter ${repeated} is given more than once`)
+        if (notUtf8 !== undefined) return fail(400, "BAD_REQUEST", `query parameter ${notUtf8} is not UTF-8 once percent-decoded: percent-encode its UTF-8 bytes`)
         const malformed = yield* malformedQuery(query, spec)
         if (malformed !== undefined) return fail(400, "BAD_REQUEST", malformed)
         const idempotencyKey = withBody ? request.headers["idempotency-key"] : undefined

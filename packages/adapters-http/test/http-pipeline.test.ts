@@ -329,6 +329,29 @@ describe("query parameters (DECISIONS)", () => {
     }
   })
 
+  it("a parameter whose percent-escapes are not UTF-8 is 400 naming it, before authentication; U+FFFD sent as its escapes is a value like any", async () => {
+    const made = await api.post("/api-jobs", { ...nestedJob("LATIN-1", 1, 1), customer: "Müller" })
+    expect(made.status).toBe(201)
+    const message = (name: string) => `query parameter ${name} is not UTF-8 once percent-decoded: percent-encode its UTF-8 bytes`
+    // %FC is "ü" in Windows-1252 and ISO 8859-1: decoded as URLs are, it became U+FFFD and matched nothing, silently
+    for (const [reply, name] of [
+      [api.get("/api-jobs?customer=M%FCller"), "customer"],
+      [api.get("/api-jobs?limit=5&search=M%C3%BCller%FC"), "search"],
+      [anonymous.get("/api-jobs?customer=M%FCller"), "customer"],
+      [api.delete(`/api-jobs?id=${made.body.data.job_id}&customer=%FC`), "customer"]
+    ] as Array<[Promise<Reply>, string]>) {
+      const res = await reply
+      expectError(res, 400, "BAD_REQUEST")
+      expect(res.body.error.message).toBe(message(name))
+    }
+    expect((await api.get(`/api-jobs?id=${made.body.data.job_id}`)).status).toBe(200)
+    // the same name in UTF-8 is found; U+FFFD sent as its own UTF-8 escapes is searched for like any text
+    const found = await api.get("/api-jobs?customer=M%C3%BCller")
+    expect(found.body.data.jobs.map((j: any) => j.job_number)).toContain("LATIN-1")
+    const spelt = await api.get("/api-jobs?customer=M%EF%BF%BDller")
+    expect([spelt.status, spelt.body.data.jobs]).toEqual([200, []])
+  })
+
   it("limit=0 is 422 VALIDATION_ERROR with a detail for limit", async () => {
     const res = await api.get("/api-jobs?limit=0")
     expectError(res, 422, "VALIDATION_ERROR")
