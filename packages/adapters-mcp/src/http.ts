@@ -20,6 +20,9 @@ const loadSdk = () =>
 /** The largest MCP request body (the SDK's own limit when it reads the body itself). */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
+/** JSON-RPC's Invalid Request (-32600; the SDK's ErrorCode is not loaded before the first request's body is read). */
+const EMPTY_BATCH = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }, { status: 400 })
+
 /**
  * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
  * for what fails a request (`HttpServerLive` hands its own to extra routes; default: MES_REQUEST_TIMEOUT's default).
@@ -42,6 +45,8 @@ export const mcpHttpRoutes = (
       // within the SDK's own 4 MB
       const read = yield* readJsonBody(request, MAX_MCP_BODY_BYTES)
       if (HttpServerResponse.isHttpServerResponse(read)) return read
+      // JSON-RPC 2.0 answers an empty batch with one Invalid Request; the SDK accepted it (202) and answered nothing
+      if (Array.isArray(read.body) && read.body.length === 0) return EMPTY_BATCH
       const web = yield* HttpServerRequest.toWeb(request)
       const { server: mcp, transport: http } = yield* Effect.promise(loadSdk)
       const server = mcp.createMcpServer(backendFor(key!), options)

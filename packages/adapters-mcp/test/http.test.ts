@@ -83,6 +83,22 @@ describe("MCP over Streamable HTTP beside the API", () => {
     expect(jobs.body.data.jobs.map((j: { job_number: string }) => j.job_number)).toEqual(["MCP-ENC-3"])
   })
 
+  it("an empty batch is one Invalid Request (JSON-RPC 2.0), not 202 with nothing; a batch of one request is answered", async () => {
+    const { key } = await h.as("MCP batches")
+    const post = (body: unknown) =>
+      fetch(`${h.url}/mcp`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" }
+      })
+    const empty = await post([])
+    expect(empty.status).toBe(400)
+    expect(await empty.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } })
+    const one = await post([INITIALIZE])
+    expect(one.status).toBe(200)
+    expect(JSON.stringify(await one.json())).toContain('"serverInfo":{"name":"mes"')
+  })
+
   it("stateless: GET (no stream) and DELETE (no session) are 405 with Allow, so a connected client asks for the stream once, not every second", async () => {
     const { key } = await h.as("MCP GET")
     for (const method of ["GET", "DELETE", "PUT", "PATCH"]) {
