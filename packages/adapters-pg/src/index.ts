@@ -24,7 +24,7 @@ import { TimeEntryStorePg } from "./stores/time-entries.ts"
 import { WebhookLogStorePg, WebhookStorePg } from "./stores/webhooks.ts"
 
 export * as Db from "./client.ts"
-export { makeDirectory } from "./directory.ts"
+export { makeDirectory, unusableDirectory } from "./directory.ts"
 export type { Database } from "./client.ts"
 export { latestMigration, migrate, splitStatements } from "./migrator.ts"
 export { IdempotencyPg, ReadinessPg }

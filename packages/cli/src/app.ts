@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { CliError } from "effect/cli"
 import { UrlGuardLive } from "@mes/adapters-http"
-import { Db, makeDirectory, StoresPg } from "@mes/adapters-pg"
+import { Db, StoresPg, unusableDirectory } from "@mes/adapters-pg"
 export { migrate } from "@mes/adapters-pg"
 import { DomainLive } from "@mes/domain"
 import { userError } from "./output.ts"
@@ -89,16 +89,6 @@ const releaseLock = (path: string) =>
       // already gone
     }
   })
-
-/** Makes `dir` (and what is missing above it): undefined when it is a directory now, else why it cannot be one. */
-const unusableDirectory = (dir: string): string | undefined => {
-  try {
-    makeDirectory(dir)
-    return undefined
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EEXIST" ? "is a file, not a directory" : `cannot be a directory (${(e as Error).message})`
-  }
-}
 
 /** In embedded mode, holds the data directory's lock for the enclosing scope; no-op with DATABASE_URL. */
 export const lockDataDir = Effect.gen(function*() {

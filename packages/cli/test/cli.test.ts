@@ -360,6 +360,13 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
       code: 1,
       stderr: expect.stringContaining(`The storage directory ${join(file, "images")} (MES_STORAGE_DIR) cannot be a directory (ENOTDIR`)
     })
+    if (existsSync("/proc/self")) {
+      // the same under procfs for the storage directory: `mes serve` spun at 100 % of a core and ignored SIGTERM
+      expect(await serve("/proc/mes-cli-test/storage")).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("The storage directory /proc/mes-cli-test/storage (MES_STORAGE_DIR) cannot be a directory (ENOENT")
+      })
+    }
   })
 
   it("refuses an embedded database's shared buffers PGlite cannot start with, naming the setting; PostgreSQL does not read it", async () => {

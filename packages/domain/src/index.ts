@@ -1,4 +1,5 @@
 export * from "./crud.ts"
+export * from "./directories.ts"
 export * from "./dashboard/service.ts"
 export * from "./durations.ts"
 export * from "./errors.ts"

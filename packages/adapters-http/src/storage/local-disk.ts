@@ -2,8 +2,8 @@
 // a directory (MES_STORAGE_DIR), and the short-lived signed URLs mes itself serves to PUT and GET them. A URL's
 // HMAC-SHA256 signature covers its method, key, content type, size limit and expiry, so none can be changed.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { durationConfig, type ImageType, integerConfig, secretConfig, shortHmacKey, Storage, storageKey, typeOfKey } from "@mes/domain"
+import { directories, durationConfig, type ImageType, integerConfig, secretConfig, shortHmacKey, Storage, storageKey, typeOfKey } from "@mes/domain"
 import { errorEnvelope } from "../errors.ts"
 
 export interface StorageOptions {
@@ -62,18 +62,18 @@ interface Signed {
 
 export const STORAGE_PATH = "/storage/"
 
+/** `mkdir -p` that always returns (the domain's; Node's own never returned under procfs). */
+const { make: makeDirectory, unusable: unusableDirectory } = directories({ statSync, mkdirSync }, { resolve, dirname })
+
 /** The local-disk storage: the port, the signer of URLs, and the handler of the signed requests. */
 export const localDiskStorage = (o: StorageOptions, basePath: string) => {
   const short = o.secret === undefined ? undefined : shortHmacKey("secret", o.secret)
   if (short !== undefined) throw new Error(short)
   const root = resolve(o.dir)
-  try {
-    mkdirSync(root, { recursive: true, mode: 0o700 })
-  } catch (e) {
-    // EEXIST for a file there, ENOTDIR under one, EACCES: said as the setting, not as a bare mkdir
-    const why = (e as NodeJS.ErrnoException).code === "EEXIST" ? "is a file, not a directory" : `cannot be a directory (${(e as Error).message})`
-    throw new Error(`The storage directory ${o.dir} (MES_STORAGE_DIR) ${why}`)
-  }
+  // a file there, under one, EACCES, or procfs (where Node's own recursive mkdir never returned): said as the
+  // setting, not as a bare mkdir
+  const unusable = unusableDirectory(root, 0o700)
+  if (unusable !== undefined) throw new Error(`The storage directory ${o.dir} (MES_STORAGE_DIR) ${unusable}`)
   const secret = o.secret ?? (() => {
     // one key per directory: URLs survive restarts and work across processes sharing the directory. It is
     // written under a temporary name and linked into place (atomic, and refused when one is there already), so a
@@ -205,7 +205,7 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
       // written whole under a temporary name, then renamed: a file is never seen half-written, and one that could
       // not be written leaves nothing behind (the failure is the server's 500)
       yield* Effect.promise(async () => {
-        await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+        makeDirectory(dirname(path), 0o700)
         const temporary = `${path}.${randomUUID()}.part`
         try {
           await writeFile(temporary, body, { mode: 0o600 })
