@@ -296,8 +296,7 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
   it("refuses to start with a setting out of its range, naming it, instead of refusing, hanging or never serving requests", async () => {
     type Refused = readonly [name: string, value: string, message: string]
     const wholeNumber = (name: string, value: string, wanted: string): Refused => [name, value, `${name}: '${value}' is not a whole number ${wanted}`]
-    const positive = (name: string, value: string, prefix = ""): Refused =>
-      [name, value, `${prefix}${name}: '${value}' is not a duration of more than 0 and at most 365d`]
+    const positive = (name: string, value: string): Refused => [name, value, `${name}: '${value}' is not a duration of more than 0 and at most 365d`]
     for (
       const [name, value, message] of [
         wholeNumber("MES_MAX_BODY_BYTES", "-5", "of at least 1"),
@@ -314,9 +313,11 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
         positive("MES_STORAGE_URL_TTL", "0 millis"),
         // and one PostgreSQL's timestamps cannot hold added to the time: every request with an Idempotency-Key was 500
         positive("MES_IDEMPOTENCY_TTL", "99999999d"),
-        positive("MES_WEBHOOK_POLL_INTERVAL", "0", "Invalid "),
-        positive("MES_WEBHOOK_TIMEOUT", "0", "Invalid "),
-        positive("MES_WEBHOOK_TIMEOUT", "1000d", "Invalid "),
+        positive("MES_WEBHOOK_POLL_INTERVAL", "0"),
+        positive("MES_WEBHOOK_TIMEOUT", "0"),
+        positive("MES_WEBHOOK_TIMEOUT", "1000d"),
+        ["MES_WEBHOOK_RETRY_SCHEDULE", "5s,,1m", "MES_WEBHOOK_RETRY_SCHEDULE: '5s,,1m' is not comma-separated delays like 0,5s,5m,2h, each a duration of at most 365d"],
+        ["MES_WEBHOOK_RETRY_SCHEDULE", "0,366d", "MES_WEBHOOK_RETRY_SCHEDULE: '0,366d' is not comma-separated delays"],
         // settings read by Effect's Config, said the same way instead of as its schema's `Expected … at ["…"]`
         ["MES_DEPLOYMENT", "saas", "MES_DEPLOYMENT: expected one of self-hosted, cloud; got 'saas'"],
         ["MES_LOG_REQUESTS", "maybe", "MES_LOG_REQUESTS: expected one of true, yes, on, 1, y, false, no, off, 0, n; got 'maybe'"],

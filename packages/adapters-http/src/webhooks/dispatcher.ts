@@ -35,7 +35,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTED, integerConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTED, integerConfig, parsedConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -129,26 +129,24 @@ const warnFailed = (what: string, then: string, cause: Cause.Cause<unknown>) => 
   return why !== undefined ? Effect.logWarning(`${what} (${why.log}); ${then}`) : Effect.logWarning(`${what}; ${then}`, cause)
 }
 
+/** What MES_WEBHOOK_RETRY_SCHEDULE takes, for the message that refuses another value. */
+const RETRY_SCHEDULE_WANTED = `comma-separated delays like 0,5s,5m,2h, each a duration of at most ${MAX_SETTING_DURATION_DAYS}d`
+
 /**
- * Parses a retry schedule such as `0,5s,5m,30m,2h,5h,10h,10h`: comma-separated delays, each a
- * number with a unit (ms, s, m, h, d) or an effect Duration string (`5 seconds`); a bare `0` is
- * allowed. One delay per attempt.
+ * A retry schedule such as `0,5s,5m,30m,2h,5h,10h,10h`: comma-separated delays, each a number with a unit (ms, s,
+ * m, h, d) or an effect Duration string (`5 seconds`); a bare `0` is allowed. One delay per attempt. Undefined
+ * when `text` is not one.
  */
-export const parseRetrySchedule = (text: string): ReadonlyArray<Duration.Duration> => {
-  const items = text.split(",").map((s) => s.trim())
-  if (items.length === 0 || items.some((s) => s === "")) {
-    throw new WebhookConfigError({ message: `Invalid webhook retry schedule '${text}': expected delays like 0,5s,5m,2h` })
-  }
-  return items.map((item) => parseDuration(item, `webhook retry schedule '${text}'`))
+const retryScheduleOf = (text: string): ReadonlyArray<Duration.Duration> | undefined => {
+  const delays = text.split(",").map((item) => (item.trim() === "" ? undefined : parseDurationText(item)))
+  return delays.every((d) => d !== undefined) ? delays as ReadonlyArray<Duration.Duration> : undefined
 }
 
-/** `positive`: 0 is refused too (a timeout or a poll interval). */
-const parseDuration = (item: string, what: string, positive = false): Duration.Duration => {
-  const parsed = positive ? parsePositiveDuration(item) : parseDurationText(item)
-  if (parsed !== undefined) return parsed
-  throw new WebhookConfigError({
-    message: `Invalid ${what}: '${item}' is not ${positive ? DURATION_WANTED.positive : DURATION_WANTED.any}`
-  })
+/** `retryScheduleOf`, throwing WebhookConfigError with what it takes when `text` is not a schedule. */
+export const parseRetrySchedule = (text: string): ReadonlyArray<Duration.Duration> => {
+  const schedule = retryScheduleOf(text)
+  if (schedule === undefined) throw new WebhookConfigError({ message: `'${text}' is not ${RETRY_SCHEDULE_WANTED}` })
+  return schedule
 }
 
 export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
@@ -178,28 +176,19 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
     Layer.unwrap(Effect.gen(function*() {
       const env = yield* Config.all({
         enabled: Config.Literals(["on", "off"], "MES_WEBHOOK_DISPATCHER").pipe(Config.withDefault("on" as const)),
-        schedule: Config.String("MES_WEBHOOK_RETRY_SCHEDULE").pipe(Config.option),
-        poll: Config.String("MES_WEBHOOK_POLL_INTERVAL").pipe(Config.option),
-        timeout: Config.String("MES_WEBHOOK_TIMEOUT").pipe(Config.option),
-        // 0: unset, the dispatcher's own default
+        // undefined (or 0): unset, the dispatcher's own default; a value that is not one stops the start naming it
+        schedule: parsedConfig<ReadonlyArray<Duration.Duration> | undefined>("MES_WEBHOOK_RETRY_SCHEDULE", undefined, retryScheduleOf, RETRY_SCHEDULE_WANTED),
+        poll: parsedConfig<Duration.Duration | undefined>("MES_WEBHOOK_POLL_INTERVAL", undefined, parsePositiveDuration, DURATION_WANTED.positive),
+        timeout: parsedConfig<Duration.Duration | undefined>("MES_WEBHOOK_TIMEOUT", undefined, parsePositiveDuration, DURATION_WANTED.positive),
         concurrency: integerConfig("MES_WEBHOOK_CONCURRENCY", 0, { min: 1, max: MAX_WEBHOOK_CONCURRENCY })
       })
       if (env.enabled === "off") return WebhookDispatcher.disabled
-      const options = yield* Effect.try({
-        try: (): DispatcherOptions => {
-          const nonEmpty = (o: Option.Option<string>) => Option.filter(o, (s) => s.trim() !== "")
-          const schedule = nonEmpty(env.schedule)
-          const poll = nonEmpty(env.poll)
-          const timeout = nonEmpty(env.timeout)
-          return {
-            ...(Option.isSome(schedule) ? { schedule: parseRetrySchedule(schedule.value) } : {}),
-            ...(Option.isSome(poll) ? { pollInterval: parseDuration(poll.value.trim(), "MES_WEBHOOK_POLL_INTERVAL", true) } : {}),
-            ...(Option.isSome(timeout) ? { timeout: parseDuration(timeout.value.trim(), "MES_WEBHOOK_TIMEOUT", true) } : {}),
-            ...(env.concurrency > 0 ? { concurrency: env.concurrency } : {})
-          }
-        },
-        catch: (e) => (e instanceof WebhookConfigError ? e : new WebhookConfigError({ message: String(e) }))
-      })
+      const options: DispatcherOptions = {
+        ...(env.schedule !== undefined ? { schedule: env.schedule } : {}),
+        ...(env.poll !== undefined ? { pollInterval: env.poll } : {}),
+        ...(env.timeout !== undefined ? { timeout: env.timeout } : {}),
+        ...(env.concurrency > 0 ? { concurrency: env.concurrency } : {})
+      }
       yield* Effect.try({ try: () => resolve(options), catch: (e) => e as WebhookConfigError })
       return WebhookDispatcher.layer(options)
     }))
