@@ -667,11 +667,22 @@ describe("mes import and help (issue 13)", () => {
   })
 
   it("reads a CSV separated by semicolons (Excel's where the comma is the decimal mark) or tabs, and names the columns it ignores", async () => {
-    const semicolons = write("semicolons.csv", "external_id;job_number;customer;part_external_id;part_number;quantity;operation_external_id;operation_name;sequence\r\nSEP-J1;SEP-1;Acme, Inc.;SEP-P1;P;2;SEP-O1;Laser;1\r\n")
+    // as German Excel saves it: `;` between cells, a decimal comma, dots between thousands; `1.000` may be a
+    // thousand or 1, so it is refused rather than guessed
+    const semicolons = write(
+      "semicolons.csv",
+      "external_id;job_number;customer;part_external_id;part_number;quantity;operation_external_id;operation_name;sequence;estimated_time_minutes\r\n" +
+        "SEP-J1;SEP-1;Acme, Inc.;SEP-P1;P;2;SEP-O1;Laser;1;12,5\r\nSEP-J1;SEP-1;Acme, Inc.;SEP-P1;P;2;SEP-O2;Bend;2;1.000,25\r\n" +
+        "SEP-J3;SEP-3;Acme;SEP-P3;P;1.000;;;;\r\n"
+    )
     const tabs = write("tabs.csv", "external_id\tjob_number\tcustmer\tcomment\nSEP-J2\tSEP-2\tAcme\tcall first\n")
     const r1 = await mes(["import", semicolons, "--tenant", tenantId, "--source", "erp", "--json"])
     expect(r1.code, r1.stderr).toBe(0)
-    expect(JSON.parse(r1.stdout)).toMatchObject({ created: 1, errors: 0, record_errors: [], ignored_columns: [] })
+    const s1 = JSON.parse(r1.stdout)
+    expect(s1).toMatchObject({ created: 1, errors: 1, ignored_columns: [] })
+    expect(s1.record_errors).toEqual([expect.objectContaining({ record: 2, external_id: "SEP-J3", error: expect.stringContaining("quantity") })])
+    const minutes = await sqlOf(`SELECT o.operation_name, o.estimated_time_minutes FROM operations o JOIN parts p ON p.id = o.part_id WHERE p.external_id = 'SEP-P1' ORDER BY o.sequence`)
+    expect(minutes.map((o) => [o.operation_name, Number(o.estimated_time_minutes)])).toEqual([["Laser", 12.5], ["Bend", 1000.25]])
     expect(r1.stderr).not.toContain("ignoring")
     const r2 = await mes(["import", tabs, "--tenant", tenantId, "--source", "erp", "--json"])
     expect(r2.code, r2.stderr).toBe(0)

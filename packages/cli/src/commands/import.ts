@@ -55,18 +55,30 @@ const delimiterOf = (text: string): string => {
   return [";", "\t"].reduce((best, c) => (count(c) > count(best) ? c : best), ",")
 }
 
-/** A CSV value as JSON: empty cells are absent, numeric columns are numbers when they read as one. */
-const value = (column: string, raw: string): unknown => {
+/** `12,5` and `1.000,5`: a number written with a decimal comma (and dots between thousands). */
+const DECIMAL_COMMA = /^[-+]?(\d+|\d{1,3}(\.\d{3})+),\d+$/
+/** `1.000` or `12.500`: a thousand with dots between thousands, or a decimal with a dot, as the reader's locale has it. */
+const GROUPED_OR_DECIMAL = /^[-+]?\d{1,3}(\.\d{3})+$/
+
+/**
+ * A CSV value as JSON: numeric columns are numbers when they read as one, else the text (refused by the sync with
+ * the column's name and the value). In a semicolon file (Excel's where the comma is the decimal mark) `12,5` is
+ * 12.5 and `1.000,5` is 1000.5; `1.000` is left as text, since such a file may mean a thousand and another one 1.
+ */
+const value = (column: string, raw: string, decimalComma: boolean): unknown => {
   if (!NUMERIC.has(column)) return raw
+  if (decimalComma && DECIMAL_COMMA.test(raw)) return Number(raw.replaceAll(".", "").replace(",", "."))
+  if (decimalComma && GROUPED_OR_DECIMAL.test(raw)) return raw
   const n = Number(raw)
   return raw.trim() !== "" && Number.isFinite(n) ? n : raw
 }
 
-const pick = (row: Row, columns: Readonly<Record<string, string>>) => {
+/** The row's cells of `columns` under their fields' names; empty cells are absent. */
+const pick = (row: Row, columns: Readonly<Record<string, string>>, decimalComma: boolean) => {
   const out: Record<string, unknown> = {}
   for (const [column, field] of Object.entries(columns)) {
     const raw = row[column]
-    if (raw !== undefined && raw !== "") out[field] = value(field, raw)
+    if (raw !== undefined && raw !== "") out[field] = value(field, raw, decimalComma)
   }
   return out
 }
@@ -76,13 +88,15 @@ const pick = (row: Row, columns: Readonly<Record<string, string>>) => {
  * external_id, then the part's; see docs/DECISIONS.md "mes import" for the columns.
  */
 export const jobsFromCsv = (text: string, source: string | undefined, ignored: (columns: ReadonlyArray<string>) => void = () => {}): Array<Job> => {
+  const delimiter = delimiterOf(text)
+  const decimalComma = delimiter === ";"
   const rows = parse(text, {
     columns: (header: Array<string>) => {
       const unknown = header.filter((c) => !KNOWN_COLUMNS.has(c))
       if (unknown.length > 0) ignored(unknown)
       return header
     },
-    delimiter: delimiterOf(text),
+    delimiter,
     skip_empty_lines: true,
     trim: true,
     bom: true
@@ -93,13 +107,13 @@ export const jobsFromCsv = (text: string, source: string | undefined, ignored: (
     const key = row.external_id ?? ""
     let job = key === "" ? undefined : jobs.get(key)
     if (job === undefined) {
-      job = pick(row, Object.fromEntries(JOB_COLUMNS.map((c) => [c, c])))
+      job = pick(row, Object.fromEntries(JOB_COLUMNS.map((c) => [c, c])), decimalComma)
       if (job.external_source === undefined && source !== undefined) job.external_source = source
       if (key !== "") jobs.set(key, job)
       else job.__row = i + 2
       order.push(job)
     }
-    const part = pick(row, PART_COLUMNS)
+    const part = pick(row, PART_COLUMNS, decimalComma)
     if (Object.keys(part).length === 0) return
     job.parts ??= []
     let target = job.parts.find((p) => p.external_id !== undefined && p.external_id === part.external_id)
@@ -107,7 +121,7 @@ export const jobsFromCsv = (text: string, source: string | undefined, ignored: (
       target = part
       job.parts.push(target)
     }
-    const operation = pick(row, OPERATION_COLUMNS)
+    const operation = pick(row, OPERATION_COLUMNS, decimalComma)
     if (Object.keys(operation).length > 0) ((target.operations ??= []) as Array<unknown>).push(operation)
   })
   return order.map(({ __row: _row, ...job }) => job)
