@@ -1,11 +1,12 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
 import { createHash } from "node:crypto"
-import { ServerResponse } from "node:http"
+import { IncomingMessage, ServerResponse } from "node:http"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -279,11 +280,12 @@ const UTF8_NAMES = new Set(["utf-8", "utf8", "us-ascii", "ascii"])
 
 /**
  * A request's JSON body (`body` undefined when empty) and its text, or the answer to one the API refuses before
- * anything else, authentication included: larger than `maxBodyBytes` (413), compressed or declared in a charset
- * other than UTF-8 (415), not UTF-8 or not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The
- * request keeps its body: a handler that reads it again gets the same bytes.
+ * anything else, authentication included: larger than `maxBodyBytes` (413), not all received within `timeout`
+ * (408, and the connection is closed), compressed or declared in a charset other than UTF-8 (415), not UTF-8 or
+ * not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a handler that
+ * reads it again gets the same bytes.
  */
-export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number, timeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT) =>
   Effect.gen(function*() {
     const tooLarge = () => fail(413, "PAYLOAD_TOO_LARGE", `Request body exceeds ${maxBodyBytes} bytes`)
     const length = Number(request.headers["content-length"] ?? "0")
@@ -298,11 +300,27 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBo
     if (charset !== undefined && !UTF8_NAMES.has(charset)) {
       return fail(415, "UNSUPPORTED_MEDIA_TYPE", `Request bodies are JSON in UTF-8, not ${charset}`)
     }
-    const bytes = yield* request.arrayBuffer.pipe(
+    const readAll = request.arrayBuffer.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodyBytes as any),
       Effect.map(Option.some),
       Effect.catch(() => Effect.succeed(Option.none<ArrayBuffer>()))
     )
+    // A body still arriving is awaited for at most `timeout`: a client that declared more than it sends held its
+    // connection and this fiber until Node's own limit, 5 minutes. The read goes on in a fiber of its own, which the
+    // timeout leaves alone: interrupting it destroyed the socket, and the 408 with it; it ends when the connection
+    // closes after the answer. A body received whole (nearly every one by now) is read without that.
+    const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
+    const read = !(source instanceof IncomingMessage) || source.complete
+      ? yield* Effect.map(readAll, Option.some)
+      : yield* Effect.flatMap(Effect.forkDetach(readAll), (fiber) => Effect.timeoutOption(Fiber.join(fiber), timeout))
+    if (Option.isNone(read)) {
+      return HttpServerResponse.setHeader(
+        fail(408, "REQUEST_TIMEOUT", `The request body was not received within ${Duration.format(timeout)}`),
+        "connection",
+        "close"
+      )
+    }
+    const bytes = read.value
     if (Option.isNone(bytes)) return tooLarge()
     // a byte order mark is dropped, as JSON's RFC allows a parser to
     const text = utf8Text(bytes.value)
@@ -387,7 +405,7 @@ export const routes = <R>(
         let body: unknown = undefined
         let bodyText = ""
         if (withBody) {
-          const read = yield* readJsonBody(request, options.maxBodyBytes)
+          const read = yield* readJsonBody(request, options.maxBodyBytes, options.requestTimeout)
           if (HttpServerResponse.isHttpServerResponse(read)) return read
           body = read.body
           bodyText = read.text

@@ -1,6 +1,8 @@
 // The request pipeline (spec 4, 5, 7; DECISIONS "Requests and errors"): 400 before 401, key checks
 // for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
+import { connect } from "node:net"
 import { gzipSync } from "node:zlib"
+import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
 import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
@@ -417,5 +419,36 @@ describe("OpenAPI and docs", () => {
     const html = await (await fetch(`${h.url}/docs`)).text()
     expect(html).toContain("/functions/v1/api-jobs")
     expect(html).toMatch(/"withDefaultFonts":\s*false/)
+  })
+})
+
+describe("a body that does not arrive", () => {
+  let slow: Harness
+  beforeAll(async () => {
+    slow = await startServer({ server: { requestTimeout: Duration.seconds(1) } })
+  })
+  afterAll(() => slow.close())
+
+  it("is 408 REQUEST_TIMEOUT within MES_REQUEST_TIMEOUT and its connection is closed, where it held both for Node's 5 minutes", async () => {
+    const { key } = await slow.as("Slow body")
+    const port = new URL(slow.url).port
+    const started = Date.now()
+    // 100 bytes declared, 12 sent, and the connection kept open
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.write(`POST /functions/v1/api-jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"job_number`))
+      let out = ""
+      socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
+    })
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(answer.toLowerCase()).toContain("connection: close")
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+      success: false,
+      error: { code: "REQUEST_TIMEOUT", message: "The request body was not received within 1s", statusCode: 408 }
+    })
+    // a body that does arrive is read as ever
+    const api = client(slow.url, key)
+    expect((await api.post("/api-jobs", nestedJob("SLOW-1", 1, 1))).status).toBe(201)
   })
 })

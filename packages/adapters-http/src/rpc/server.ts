@@ -142,7 +142,7 @@ export const rpcHttpHandler = (options: { readonly requestTimeout: Duration.Dura
     // the body is read (and kept for the RPC server) with REST's bounds first, and must be messages of the protocol
     Effect.map((rpc) =>
       Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
-        Effect.flatMap(readJsonBody(request, options.maxBodyBytes), (read) => {
+        Effect.flatMap(readJsonBody(request, options.maxBodyBytes, options.requestTimeout), (read) => {
           if (HttpServerResponse.isHttpServerResponse(read)) return Effect.succeed(read)
           if (Array.isArray(read.body) && read.body.length > MAX_RPC_MESSAGES) {
             return Effect.succeed(fail(413, "PAYLOAD_TOO_LARGE", `An RPC body holds at most ${MAX_RPC_MESSAGES} messages; this one holds ${read.body.length}`))
