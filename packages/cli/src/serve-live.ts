@@ -1,6 +1,7 @@
 // What `mes serve` runs, loaded only when it does: the HTTP server and the webhook dispatcher over
 // the domain, the stores and the database of the environment.
 import { setFlagsFromString } from "node:v8"
+import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -12,6 +13,7 @@ import { mcpHttpRoutes, restBackend } from "@mes/adapters-mcp/http"
 import { PlannerStatistics } from "@mes/adapters-pg"
 import { MonthlyResetSchedule, Tenants } from "@mes/domain"
 import { AppLive, compileWasmOnOneThread, DatabaseConfig, withLayer } from "./app.ts"
+import { userError } from "./output.ts"
 import { markSignalAsShutdown } from "./signals.ts"
 
 /** The URL clients use: a wildcard bind address is shown as the loopback address. */
@@ -80,4 +82,27 @@ export const runServer = (listen: { readonly port: number; readonly host: string
       return yield* Effect.never
     }).pipe(Effect.onInterrupt(() => Console.error("mes shutting down"))),
     ServeLive(listen)
-  ))
+  ).pipe(Effect.catchCause((cause) => {
+    const why = cannotListen(listen, Cause.squash(cause))
+    return why === undefined ? Effect.failCause(cause) : Effect.fail(userError(why))
+  })))
+
+/** What a listen's error code means for the one who chose --port and --host. */
+const LISTEN_ERRORS: Record<string, (listen: { readonly port: number; readonly host: string }) => string> = {
+  EADDRINUSE: (l) => `port ${l.port} is in use by another process: stop it, or choose another --port (0 picks a free one)`,
+  EACCES: (l) => `this user may not listen on port ${l.port} (ports below 1024 need privileges): choose another --port`,
+  EADDRNOTAVAIL: (l) => `--host ${l.host} is not an address of this machine: use 127.0.0.1, 0.0.0.0 (every interface) or one of its own`,
+  ENOTFOUND: (l) => `--host ${l.host} is not an address or a name this machine can resolve: use 127.0.0.1, 0.0.0.0 (every interface) or one of its own`,
+  EAI_AGAIN: (l) => `--host ${l.host} could not be resolved now (the name service did not answer): use an address, or try again`
+}
+
+/**
+ * Why the server could not listen on `listen`, in the terms of the flags (Node's "listen EADDRINUSE: address
+ * already in use" said as the port that is taken), with Node's own words after; undefined for any other failure.
+ */
+const cannotListen = (listen: { readonly port: number; readonly host: string }, error: unknown): string | undefined => {
+  if (typeof error !== "object" || error === null || (error as { _tag?: unknown })._tag !== "ServeError") return undefined
+  const cause = (error as { cause?: unknown }).cause as NodeJS.ErrnoException | undefined
+  const explain = cause?.code === undefined ? undefined : LISTEN_ERRORS[cause.code]
+  return explain === undefined ? undefined : `cannot listen on ${listen.host}:${listen.port}: ${explain(listen)} (${cause!.message})`
+}

@@ -274,6 +274,24 @@ const probeOnce = (port: number, path: string, ms: number) =>
   })
 
 describe("mes serve start-up and stop (issue 8 item 4)", () => {
+  it("refuses a port in use or a host that is not this machine's in the flags' terms, not as Node's ServeError", async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
+    const port = (taken.address() as { port: number }).port
+    try {
+      const inUse = await mes(["serve", "--port", String(port), "--host", "127.0.0.1"])
+      expect(inUse.code).toBe(1)
+      expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${port}: port ${port} is in use by another process: stop it, or choose another --port (0 picks a free one) (listen EADDRINUSE`)
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+    }
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no machine's own address
+    const foreign = await mes(["serve", "--port", "0", "--host", "192.0.2.1"])
+    expect(foreign.code).toBe(1)
+    expect(foreign.stderr).toContain("cannot listen on 192.0.2.1:0: --host 192.0.2.1 is not an address of this machine")
+    expect(foreign.stderr).not.toContain("ServeError")
+  })
+
   it("never leaves a connection unanswered while it starts: refused until every route answers, then 200", async () => {
     const port = await freePort()
     const server = start(["serve", "--port", String(port), "--host", "127.0.0.1"])
