@@ -13,15 +13,22 @@ import type { McpOptions } from "./server.ts"
 export { restBackend } from "./backend.ts"
 
 // the SDK (and zod under it) load on the first MCP request: a server nobody asks for tools never holds them
-let sdk: Promise<{ readonly server: typeof import("./server.ts"); readonly transport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js") }> | undefined
+let sdk: Promise<{
+  readonly server: typeof import("./server.ts")
+  readonly transport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")
+  readonly messages: typeof import("./messages.ts")
+}> | undefined
 const loadSdk = () =>
-  sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]).then(([server, transport]) => ({ server, transport }))
+  sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"), import("./messages.ts")])
+    .then(([server, transport, messages]) => ({ server, transport, messages }))
 
 /** The largest MCP request body (the SDK's own limit when it reads the body itself). */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
 /** JSON-RPC's Invalid Request (-32600; the SDK's ErrorCode is not loaded before the first request's body is read). */
 const EMPTY_BATCH = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }, { status: 400 })
+/** JSON-RPC's Parse error (-32700) for a body with no JSON in it. */
+const NO_BODY = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is empty" } }, { status: 400 })
 
 /**
  * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
@@ -47,8 +54,14 @@ export const mcpHttpRoutes = (
       if (HttpServerResponse.isHttpServerResponse(read)) return read
       // JSON-RPC 2.0 answers an empty batch with one Invalid Request; the SDK accepted it (202) and answered nothing
       if (Array.isArray(read.body) && read.body.length === 0) return EMPTY_BATCH
+      const { server: mcp, transport: http, messages } = yield* Effect.promise(loadSdk)
+      if (read.body === undefined) return NO_BODY
+      // JSON that is not a message is an Invalid Request saying why, as on stdio (the SDK said -32700 "Parse error")
+      for (const value of Array.isArray(read.body) ? read.body : [read.body]) {
+        const message = messages.messageOf(value)
+        if ("refused" in message) return HttpServerResponse.jsonUnsafe(message.refused, { status: 400 })
+      }
       const web = yield* HttpServerRequest.toWeb(request)
-      const { server: mcp, transport: http } = yield* Effect.promise(loadSdk)
       const server = mcp.createMcpServer(backendFor(key!), options)
       const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
       yield* Effect.promise(() => server.connect(transport))

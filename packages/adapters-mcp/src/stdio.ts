@@ -7,29 +7,14 @@
 import type { Readable, Writable } from "node:stream"
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { utf8Text } from "@mes/domain"
+import { type ErrorAnswer, errorAnswer, messageOf } from "./messages.ts"
 
 /** The longest line read as one message (the SDK's own default). */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024
 
 const NEWLINE = 0x0a
-
-/** What makes JSON that the SDK's schema refused not a JSON-RPC 2.0 message, in the client's terms. */
-const whyNotAMessage = (value: unknown): string => {
-  if (typeof value !== "object" || value === null) return `a message is a JSON object, not ${value === null ? "null" : `a ${typeof value}`}`
-  if (Array.isArray(value)) return "a message is a JSON object, not an array"
-  const m = value as Record<string, unknown>
-  if (m.jsonrpc !== "2.0") return 'jsonrpc must be "2.0"'
-  if ("id" in m && typeof m.id !== "string" && typeof m.id !== "number" && !(m.id === null && "error" in m)) return "id must be a string or a number"
-  if ("method" in m) {
-    if (typeof m.method !== "string") return "method must be a string"
-    if ("params" in m && (typeof m.params !== "object" || m.params === null || Array.isArray(m.params))) return "params must be an object"
-  } else if (!("id" in m) || !("result" in m || "error" in m)) {
-    return "a message has a method (a request or notification) or an id with a result or an error (a response)"
-  }
-  return "it is not a JSON-RPC 2.0 request, notification or response the MCP schema accepts"
-}
 
 export class LineTransport implements Transport {
   onclose?: () => void
@@ -113,23 +98,24 @@ export class LineTransport implements Transport {
     } catch (e) {
       return this.answer(null, ErrorCode.ParseError, `Parse error: the line is not JSON (${(e as Error).message})`)
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
-    if (parsed.success) {
-      const message = parsed.data
-      if ("method" in message) {
-        if ("id" in message) this.inFlight.add(message.id)
-        // a cancelled request is not answered
-        else if (message.method === "notifications/cancelled") this.inFlight.delete(message.params?.requestId as string | number)
-      }
-      return this.onmessage?.(message)
+    const read = messageOf(value)
+    if ("refused" in read) return this.refuse(read.refused)
+    const message = read.message
+    if ("method" in message) {
+      if ("id" in message) this.inFlight.add(message.id)
+      // a cancelled request is not answered
+      else if (message.method === "notifications/cancelled") this.inFlight.delete(message.params?.requestId as string | number)
     }
-    const id = typeof value === "object" && value !== null && "id" in value ? value.id : null
-    this.answer(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, `Invalid Request: ${whyNotAMessage(value)}`)
+    this.onmessage?.(message)
   }
 
   private answer(id: string | number | null, code: number, message: string) {
-    // id null is JSON-RPC's own for a request whose id cannot be read; the SDK's type has no room for it
-    void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage)
+    this.refuse(errorAnswer(id, code, message))
+  }
+
+  private refuse(answer: ErrorAnswer) {
+    // the SDK's type has no room for id null
+    void this.send(answer as unknown as JSONRPCMessage)
   }
 
   async start(): Promise<void> {

@@ -83,17 +83,29 @@ describe("MCP over Streamable HTTP beside the API", () => {
     expect(jobs.body.data.jobs.map((j: { job_number: string }) => j.job_number)).toEqual(["MCP-ENC-3"])
   })
 
-  it("an empty batch is one Invalid Request (JSON-RPC 2.0), not 202 with nothing; a batch of one request is answered", async () => {
+  it("JSON that is not a message is an Invalid Request saying why, under its id (as on stdio), an empty batch too; a batch of one request is answered", async () => {
     const { key } = await h.as("MCP batches")
     const post = (body: unknown) =>
       fetch(`${h.url}/mcp`, {
         method: "POST",
-        body: JSON.stringify(body),
+        body: body === undefined ? "" : JSON.stringify(body),
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" }
       })
-    const empty = await post([])
-    expect(empty.status).toBe(400)
-    expect(await empty.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } })
+    const invalid = (id: string | number | null, why: string) => ({ jsonrpc: "2.0", id, error: { code: -32600, message: `Invalid Request: ${why}` } })
+    for (
+      const [body, answer] of [
+        // the SDK accepted [] with 202 and answered nothing, and answered the others -32700 "Parse error: Invalid JSON-RPC message"
+        [[], { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }],
+        [{}, invalid(null, 'jsonrpc must be "2.0"')],
+        [{ jsonrpc: "2.0", id: 7, method: 42 }, invalid(7, "method must be a string")],
+        [{ jsonrpc: "2.0", id: "a", method: "ping", params: [1] }, invalid("a", "params must be an object")],
+        [[INITIALIZE, { jsonrpc: "2.0", id: 8 }], invalid(8, "a message has a method (a request or notification) or an id with a result or an error (a response)")],
+        [undefined, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is empty" } }]
+      ] as const
+    ) {
+      const res = await post(body)
+      expect([JSON.stringify(body), res.status, await res.json()]).toEqual([JSON.stringify(body), 400, answer])
+    }
     const one = await post([INITIALIZE])
     expect(one.status).toBe(200)
     expect(JSON.stringify(await one.json())).toContain('"serverInfo":{"name":"mes"')

@@ -1,0 +1,38 @@
+// JSON that is not a JSON-RPC 2.0 message, answered as JSON-RPC 2.0 asks (-32600 Invalid Request, under the
+// message's id when it has one) and with what is wrong, in the client's terms. Both transports use it: stdio, where
+// the SDK's own transport answered nothing (a client that sent a request with a bad field waited for ever), and
+// Streamable HTTP, where the SDK answered every such body -32700 "Parse error: Invalid JSON-RPC message".
+import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+
+/** What makes JSON that the SDK's schema refused not a JSON-RPC 2.0 message. */
+const whyNotAMessage = (value: unknown): string => {
+  if (typeof value !== "object" || value === null) return `a message is a JSON object, not ${value === null ? "null" : `a ${typeof value}`}`
+  if (Array.isArray(value)) return "a message is a JSON object, not an array"
+  const m = value as Record<string, unknown>
+  if (m.jsonrpc !== "2.0") return 'jsonrpc must be "2.0"'
+  if ("id" in m && typeof m.id !== "string" && typeof m.id !== "number" && !(m.id === null && "error" in m)) return "id must be a string or a number"
+  if ("method" in m) {
+    if (typeof m.method !== "string") return "method must be a string"
+    if ("params" in m && (typeof m.params !== "object" || m.params === null || Array.isArray(m.params))) return "params must be an object"
+  } else if (!("id" in m) || !("result" in m || "error" in m)) {
+    return "a message has a method (a request or notification) or an id with a result or an error (a response)"
+  }
+  return "it is not a JSON-RPC 2.0 request, notification or response the MCP schema accepts"
+}
+
+/** A JSON-RPC error answer; id null is JSON-RPC's own for a request whose id cannot be read. */
+export interface ErrorAnswer {
+  readonly jsonrpc: "2.0"
+  readonly id: string | number | null
+  readonly error: { readonly code: number; readonly message: string }
+}
+
+export const errorAnswer = (id: string | number | null, code: number, message: string): ErrorAnswer => ({ jsonrpc: "2.0", id, error: { code, message } })
+
+/** `value` as a message, or the Invalid Request that answers it. */
+export const messageOf = (value: unknown): { readonly message: JSONRPCMessage } | { readonly refused: ErrorAnswer } => {
+  const parsed = JSONRPCMessageSchema.safeParse(value)
+  if (parsed.success) return { message: parsed.data }
+  const id = typeof value === "object" && value !== null && "id" in value ? value.id : null
+  return { refused: errorAnswer(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, `Invalid Request: ${whyNotAMessage(value)}`) }
+}
