@@ -2,6 +2,7 @@
 // /functions/v1/mcp. Every request carries an API key like the REST API (`Authorization: Bearer` or `X-API-Key`);
 // a refused key is 401 in the error envelope, and each request's tools act in that key's tenant. What fails a
 // request is answered by the API's rules: a database that cannot check the key is 503 with Retry-After, not 401.
+import { STATUS_CODES } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -66,7 +67,9 @@ export const mcpHttpRoutes = (
       const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
       yield* Effect.promise(() => server.connect(transport))
       const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: read.body ?? null })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
-      return HttpServerResponse.fromWeb(response)
+      // the SDK's Response has no status text: Node wrote an empty reason phrase ("HTTP/1.1 200 ")
+      const answer = HttpServerResponse.fromWeb(response)
+      return HttpServerResponse.setStatus(answer, answer.status, answer.statusText || STATUS_CODES[answer.status])
     }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), answer)
     // stateless: no stream for GET to open and no session for DELETE to end, so both are 405 as the MCP spec
     // allows (a GET answered 200 and closed at once had the SDK's client open it again every second)

@@ -107,7 +107,7 @@ describe("MCP over Streamable HTTP beside the API", () => {
       expect([JSON.stringify(body), res.status, await res.json()]).toEqual([JSON.stringify(body), 400, answer])
     }
     const one = await post([INITIALIZE])
-    expect(one.status).toBe(200)
+    expect([one.status, one.statusText]).toEqual([200, "OK"])
     expect(JSON.stringify(await one.json())).toContain('"serverInfo":{"name":"mes"')
   })
 
