@@ -2,6 +2,7 @@
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
 import { createHash } from "node:crypto"
 import { IncomingMessage, METHODS as NODE_METHODS, ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -282,14 +283,35 @@ export const credentialOf = (headers: Readonly<Record<string, string | undefined
   return c.bearer ?? c.apiKey
 }
 
+/**
+ * Succeeds once `socket` has read nothing for `quiet` (its byte count, checked four times in that span and at least
+ * once a second; Node's HTTP parser reads the socket's handle itself, so the socket emits no data events).
+ */
+const quietFor = (socket: Socket, quiet: Duration.Duration) =>
+  Effect.callback<void>((resume) => {
+    const quietMs = Duration.toMillis(quiet)
+    let bytes = socket.bytesRead
+    let since = Date.now()
+    const check = setInterval(() => {
+      if (socket.bytesRead !== bytes) {
+        bytes = socket.bytesRead
+        since = Date.now()
+      } else if (Date.now() - since >= quietMs) {
+        clearInterval(check)
+        resume(Effect.void)
+      }
+    }, Math.min(1_000, Math.max(10, quietMs / 4)))
+    return Effect.sync(() => clearInterval(check))
+  })
+
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
 /** what a client may name UTF-8 (or ASCII, a subset of it) */
 const UTF8_NAMES = new Set(["utf-8", "utf8", "us-ascii", "ascii"])
 
 /**
  * A request's JSON body (`body` undefined when empty) and its text, or the answer to one the API refuses before
- * anything else, authentication included: larger than `maxBodyBytes` (413), not all received within `timeout`
- * (408, and the connection is closed), compressed or declared in a charset other than UTF-8 (415), not UTF-8 or
+ * anything else, authentication included: larger than `maxBodyBytes` (413), no byte of it for `timeout` while it
+ * is still due (408, and the connection is closed), compressed or declared in a charset other than UTF-8 (415), not UTF-8 or
  * not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a handler that
  * reads it again gets the same bytes.
  */
@@ -313,17 +335,19 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBo
       Effect.map(Option.some),
       Effect.catch(() => Effect.succeed(Option.none<ArrayBuffer>()))
     )
-    // A body still arriving is awaited for at most `timeout`: a client that declared more than it sends held its
-    // connection and this fiber until Node's own limit, 5 minutes. The read goes on in a fiber of its own, which the
-    // timeout leaves alone: interrupting it destroyed the socket, and the 408 with it; it ends when the connection
-    // closes after the answer. A body received whole (nearly every one by now) is read without that.
+    // A body still arriving is read for as long as its bytes keep coming, and given up once none came for `timeout`:
+    // a client that declared more than it sends held its connection and this fiber until Node's own limit, 5
+    // minutes. The read goes on in a fiber of its own, which giving up leaves alone: interrupting it destroyed the
+    // socket, and the 408 with it; it ends when the connection closes after the answer. A body received whole
+    // (nearly every one by now) is read without that.
     const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
     const read = !(source instanceof IncomingMessage) || source.complete
       ? yield* Effect.map(readAll, Option.some)
-      : yield* Effect.flatMap(Effect.forkDetach(readAll), (fiber) => Effect.timeoutOption(Fiber.join(fiber), timeout))
+      : yield* Effect.flatMap(Effect.forkDetach(readAll), (fiber) =>
+        Effect.raceFirst(Effect.map(Fiber.join(fiber), Option.some), Effect.as(quietFor(source.socket, timeout), Option.none())))
     if (Option.isNone(read)) {
       return HttpServerResponse.setHeader(
-        fail(408, "REQUEST_TIMEOUT", `The request body was not received within ${Duration.format(timeout)}`),
+        fail(408, "REQUEST_TIMEOUT", `No byte of the request body came for ${Duration.format(timeout)}`),
         "connection",
         "close"
       )
