@@ -1,7 +1,7 @@
 // The HTTP server: routes every endpoint of the API definition to its handler, with the spec's
 // request pipeline: 400 malformed body/query → 401 auth → handler (403/404/409/422) → envelope.
 import { createHash } from "node:crypto"
-import { IncomingMessage, METHODS as NODE_METHODS, ServerResponse } from "node:http"
+import { IncomingMessage, ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
@@ -174,12 +174,6 @@ const unavailable = (message: string) =>
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 type Method = (typeof METHODS)[number]
 
-/**
- * The other methods Node parses (TRACE, QUERY, PROPFIND, …), which no path serves: a known path answers them 405
- * too, where the router answered 404 for its lack of a route. HEAD is GET's (the router's fallback), OPTIONS the
- * CORS preflight's, and CONNECT never reaches a route (Node's own event).
- */
-const OTHER_METHODS = NODE_METHODS.filter((m) => !["HEAD", "OPTIONS", "CONNECT", ...METHODS].includes(m))
 
 /**
  * `path` answered by `handlers` for their methods and 405 METHOD_NOT_ALLOWED (spec 7.2, with Allow) for every
@@ -191,9 +185,8 @@ export const addPath = <E, R>(
   handlers: Partial<Record<Method, Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>>>
 ): Effect.Effect<void, never, HttpRouter.Request.From<"Requires", Exclude<R, HttpRouter.Provided>> | HttpRouter.Request.From<"Error", E>> => {
   const allow = [...Object.keys(handlers), "OPTIONS"].join(", ")
-  return Effect.forEach([...METHODS, ...OTHER_METHODS], (method) =>
-    // the router's type names the methods it knows; it keeps a tree for any method Node parses
-    router.add(method as Method, path, handlers[method as Method] ?? Effect.succeed(
+  return Effect.forEach(METHODS, (method) =>
+    router.add(method, path, handlers[method] ?? Effect.succeed(
       fail(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed; this endpoint supports ${allow}`, { allow })
     )), { discard: true })
 }

@@ -1,6 +1,5 @@
 // The request pipeline (spec 4, 5, 7; DECISIONS "Requests and errors"): 400 before 401, key checks
 // for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
-import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
 import { gzipSync } from "node:zlib"
 import * as Duration from "effect/Duration"
@@ -208,28 +207,6 @@ describe("404 and 405", () => {
         expect(res.headers.get("allow")).toBe(allow)
         expect(await res.json()).toMatchObject({ success: false, error: { code: "METHOD_NOT_ALLOWED", statusCode: 405, message: `Method ${method} is not allowed; this endpoint supports ${allow}` } })
       }
-    }
-  })
-
-  it("methods no path serves (TRACE, QUERY, PROPFIND) are 405 with Allow on a known path, 404 elsewhere, not the router's 404", async () => {
-    // node:http, since fetch refuses to send TRACE
-    const send = (method: string, path: string) =>
-      new Promise<{ status: number; allow: string | undefined; body: any }>((resolve, reject) => {
-        const req = httpRequest(`${h.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } }, (res) => {
-          let text = ""
-          res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () =>
-            resolve({ status: res.statusCode!, allow: res.headers.allow, body: JSON.parse(text) }))
-        })
-        req.on("error", reject)
-        req.end()
-      })
-    for (const method of ["TRACE", "QUERY", "PROPFIND"]) {
-      for (const [path, allow] of [["/api-jobs", "GET, POST, PATCH, DELETE, OPTIONS"], ["/health", "GET, OPTIONS"]] as const) {
-        const res = await send(method, path)
-        expect([method, path, res.status, res.allow]).toEqual([method, path, 405, allow])
-        expect(res.body.error).toMatchObject({ code: "METHOD_NOT_ALLOWED", message: `Method ${method} is not allowed; this endpoint supports ${allow}` })
-      }
-      expect((await send(method, "/no-such-endpoint")).status).toBe(404)
     }
   })
 })
