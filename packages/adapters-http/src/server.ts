@@ -174,7 +174,6 @@ const unavailable = (message: string) =>
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 type Method = (typeof METHODS)[number]
 
-
 /**
  * `path` answered by `handlers` for their methods and 405 METHOD_NOT_ALLOWED (spec 7.2, with Allow) for every
  * other: every path the server knows refuses a method it does not serve, never 404.
@@ -304,9 +303,9 @@ const UTF8_NAMES = new Set(["utf-8", "utf8", "us-ascii", "ascii"])
 /**
  * A request's JSON body (`body` undefined when empty) and its text, or the answer to one the API refuses before
  * anything else, authentication included: larger than `maxBodyBytes` (413), no byte of it for `timeout` while it
- * is still due (408, and the connection is closed), compressed or declared in a charset other than UTF-8 (415), not UTF-8 or
- * not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a handler that
- * reads it again gets the same bytes.
+ * is still due (408, and the connection is closed), compressed or declared in a charset other than UTF-8 (415),
+ * not UTF-8 or not JSON (400; spec 7.4) or nested deeper than MAX_INPUT_DEPTH (400). The request keeps its body: a
+ * handler that reads it again gets the same bytes.
  */
 export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number, timeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT) =>
   Effect.gen(function*() {
