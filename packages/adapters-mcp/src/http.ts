@@ -26,11 +26,6 @@ const loadSdk = () =>
 /** The largest MCP request body (the SDK's own limit when it reads the body itself). */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
-/** JSON-RPC's Invalid Request (-32600; the SDK's ErrorCode is not loaded before the first request's body is read). */
-const EMPTY_BATCH = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }, { status: 400 })
-/** JSON-RPC's Parse error (-32700) for a body with no JSON in it. */
-const NO_BODY = HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is empty" } }, { status: 400 })
-
 /**
  * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
  * for what fails a request (`HttpServerLive` hands its own to extra routes; default: MES_REQUEST_TIMEOUT's default).
@@ -53,20 +48,15 @@ export const mcpHttpRoutes = (
       // within the SDK's own 4 MB
       const read = yield* readJsonBody(request, MAX_MCP_BODY_BYTES)
       if (HttpServerResponse.isHttpServerResponse(read)) return read
-      // JSON-RPC 2.0 answers an empty batch with one Invalid Request; the SDK accepted it (202) and answered nothing
-      if (Array.isArray(read.body) && read.body.length === 0) return EMPTY_BATCH
       const { server: mcp, transport: http, messages } = yield* Effect.promise(loadSdk)
-      if (read.body === undefined) return NO_BODY
-      // JSON that is not a message is an Invalid Request saying why, as on stdio (the SDK said -32700 "Parse error")
-      for (const value of Array.isArray(read.body) ? read.body : [read.body]) {
-        const message = messages.messageOf(value)
-        if ("refused" in message) return HttpServerResponse.jsonUnsafe(message.refused, { status: 400 })
-      }
+      // a body that is not messages is answered as JSON-RPC 2.0 asks, saying why, as on stdio
+      const refused = messages.refusalOf(read.body)
+      if (refused !== undefined) return HttpServerResponse.jsonUnsafe(refused, { status: 400 })
       const web = yield* HttpServerRequest.toWeb(request)
       const server = mcp.createMcpServer(backendFor(key!), options)
       const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
       yield* Effect.promise(() => server.connect(transport))
-      const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: read.body ?? null })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
+      const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: read.body })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
       // the SDK's Response has no status text: Node wrote an empty reason phrase ("HTTP/1.1 200 ")
       const answer = HttpServerResponse.fromWeb(response)
       return HttpServerResponse.setStatus(answer, answer.status, answer.statusText || STATUS_CODES[answer.status])

@@ -36,3 +36,18 @@ export const messageOf = (value: unknown): { readonly message: JSONRPCMessage } 
   const id = typeof value === "object" && value !== null && "id" in value ? value.id : null
   return { refused: errorAnswer(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, `Invalid Request: ${whyNotAMessage(value)}`) }
 }
+
+/**
+ * The error that answers a whole HTTP body (a message or a batch of them), or undefined when every message in it
+ * is one: an empty body is a Parse error, an empty batch and JSON that is not a message are Invalid Requests (the
+ * first such message's). The SDK accepted `[]` with 202 and answered nothing, and answered the rest -32700.
+ */
+export const refusalOf = (body: unknown): ErrorAnswer | undefined => {
+  if (body === undefined) return errorAnswer(null, ErrorCode.ParseError, "Parse error: the body is empty")
+  if (Array.isArray(body) && body.length === 0) return errorAnswer(null, ErrorCode.InvalidRequest, "Invalid Request: an empty batch")
+  for (const value of Array.isArray(body) ? body : [body]) {
+    const read = messageOf(value)
+    if ("refused" in read) return read.refused
+  }
+  return undefined
+}
