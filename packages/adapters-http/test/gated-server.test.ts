@@ -1,8 +1,9 @@
 // The Node server under HttpServerLive holds requests that arrive before the application's handler is
 // attached (issue 8 item 4: a request during start-up must never be left without an answer).
-import { type AddressInfo, connect } from "node:net"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
 import { gatedServer } from "../src/app.ts"
+import { rawExchange } from "./harness.ts"
 
 describe("gatedServer", () => {
   it("answers a request that arrived before the handler was attached, once it is", async () => {
@@ -24,12 +25,7 @@ describe("gatedServer", () => {
 })
 
 describe("requests Node refuses before any handler", () => {
-  const raw = async (port: number, text: string) =>
-    new Promise<string>((resolve) => {
-      const socket = connect(port, "127.0.0.1", () => socket.end(text))
-      let out = ""
-      socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
-    })
+  const raw = (port: number, text: string) => rawExchange(port, (socket) => socket.end(text))
 
   it("answer in the error envelope: 431 for oversized headers, 400 for a malformed request line", async () => {
     const server = gatedServer()

@@ -1,4 +1,5 @@
 // A real server on an ephemeral port over a fresh database, one per test file.
+import { connect, type Socket } from "node:net"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { DomainLive, Tenants } from "@mes/domain"
@@ -151,6 +152,21 @@ export const expectError = (res: Reply, status: number, code: string) => {
   expect(res.body.error.message.length).toBeGreaterThan(0)
   expect(res.headers.get("content-type")).toMatch(/^application\/json/)
 }
+
+/**
+ * Everything a server on 127.0.0.1:`port` writes back by the time the connection closes, after `send` wrote to the
+ * socket (raw HTTP text, sent as is, or written bit by bit by a function): what no HTTP client would send.
+ */
+export const rawExchange = (port: number | string, send: string | ((socket: Socket) => unknown)) =>
+  new Promise<string>((resolve) => {
+    const socket = connect(Number(port), "127.0.0.1", () => typeof send === "string" ? socket.write(send) : send(socket))
+    let out = ""
+    socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
+  })
+
+/** A JSON POST to `path` that declares a body of 100 bytes and sends 12 of them, keeping the connection open. */
+export const stalledPost = (path: string, key: string) =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"job_number`
 
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

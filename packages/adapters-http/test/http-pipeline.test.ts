@@ -1,11 +1,10 @@
 // The request pipeline (spec 4, 5, 7; DECISIONS "Requests and errors"): 400 before 401, key checks
 // for both headers, 404/405 envelopes, CORS, body limit, query errors, OpenAPI and the docs page.
-import { connect } from "node:net"
 import { gzipSync } from "node:zlib"
 import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
-import { client, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, rawExchange, type Reply, stalledPost, startServer } from "./harness.ts"
 
 let h: Harness
 let key: string
@@ -434,12 +433,7 @@ describe("a body that does not arrive", () => {
     const port = new URL(slow.url).port
     const started = Date.now()
     // 100 bytes declared, 12 sent, and the connection kept open
-    const answer = await new Promise<string>((resolve) => {
-      const socket = connect(Number(port), "127.0.0.1", () =>
-        socket.write(`POST /functions/v1/api-jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"job_number`))
-      let out = ""
-      socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
-    })
+    const answer = await rawExchange(port, stalledPost("/functions/v1/api-jobs", key))
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(answer).toMatch(/^HTTP\/1\.1 408 /)
     expect(answer.toLowerCase()).toContain("connection: close")
@@ -457,17 +451,13 @@ describe("a body that does not arrive", () => {
     const body = Buffer.from(JSON.stringify(nestedJob("TRICKLE-1", 1, 1)))
     const started = Date.now()
     // a tenth of the body every 250 ms: 2.5 s in all, past the 1 s timeout, never quiet for it
-    const answer = await new Promise<string>((resolve) => {
-      const socket = connect(Number(new URL(slow.url).port), "127.0.0.1", async () => {
-        socket.write(`POST /functions/v1/api-jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)
-        const step = Math.ceil(body.length / 10)
-        for (let at = 0; at < body.length; at += step) {
-          await new Promise((r) => setTimeout(r, 250))
-          socket.write(body.subarray(at, at + step))
-        }
-      })
-      let out = ""
-      socket.setEncoding("utf8").on("data", (d: string) => (out += d)).on("close", () => resolve(out))
+    const answer = await rawExchange(new URL(slow.url).port, async (socket) => {
+      socket.write(`POST /functions/v1/api-jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)
+      const step = Math.ceil(body.length / 10)
+      for (let at = 0; at < body.length; at += step) {
+        await new Promise((r) => setTimeout(r, 250))
+        socket.write(body.subarray(at, at + step))
+      }
     })
     expect(Date.now() - started).toBeGreaterThan(2_000)
     expect(answer).toMatch(/^HTTP\/1\.1 201 /)
