@@ -190,10 +190,15 @@ export const addPath = <E, R>(
     )), { discard: true })
 }
 
-/** A route answered by the API's rules for what fails it (`answerAsTheApi`). */
-export type AnswerAsTheApi = <E, R>(
+/**
+ * A route answered by the API's rules for what fails it (`answerAsTheApi`), and the time those rules give a request
+ * (`requestTimeout`, also how long a route waits for the next byte of a body, `readJsonBody`).
+ */
+export type AnswerAsTheApi = (<E, R>(
   route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>) & {
+  readonly requestTimeout: Duration.Duration
+}
 
 /**
  * The API's rules for what fails a request, for every route (the API's own, and one mounted beside them such as
@@ -224,9 +229,12 @@ const SIGNATURE_PARAMETER = /([?&]signature=)[^&]*/
  * URL is logged without a `signature` (a signed storage URL's would let a reader of the log use it); the API's own
  * routes carry none, so their URLs are not rewritten.
  */
-export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT): AnswerAsTheApi => (route) =>
-  Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
-    answeredAsTheApi(route, requestTimeout, { method: request.method, url: request.url.replace(SIGNATURE_PARAMETER, "$1redacted") }))
+export const answerAsTheApi = (requestTimeout: Duration.Duration = DEFAULT_REQUEST_TIMEOUT): AnswerAsTheApi => {
+  const answer = <E, R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+      answeredAsTheApi(route, requestTimeout, { method: request.method, url: request.url.replace(SIGNATURE_PARAMETER, "$1redacted") }))
+  return Object.assign(answer, { requestTimeout })
+}
 
 /** U+FFFD, which decoding puts in place of escapes that are not UTF-8, and its own escapes (a client's to send). */
 const REPLACEMENT = "\uFFFD"

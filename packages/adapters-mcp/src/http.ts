@@ -28,7 +28,8 @@ const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
 /**
  * The MCP endpoint at `path`; `backendFor` gives the REST backend of a request's key. `answer`: the API's rules
- * for what fails a request (`HttpServerLive` hands its own to extra routes; default: MES_REQUEST_TIMEOUT's default).
+ * for what fails a request and its timeout (`HttpServerLive` hands its own to extra routes; default:
+ * MES_REQUEST_TIMEOUT's default).
  */
 export const mcpHttpRoutes = (
   path: `/${string}`,
@@ -38,29 +39,32 @@ export const mcpHttpRoutes = (
 ): Layer.Layer<never, never, HttpRouter.HttpRouter | Tenants> =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const tenants = yield* Tenants
-    const handle = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const key = credentialOf(request.headers)
-      // only a refused key is 401; the database failing to answer is a defect that `answer` turns into a 503
-      const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
-      if (!known) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
-      // read with REST's rules (a body that is not UTF-8 would reach the tools with U+FFFD in place of its bytes),
-      // within the SDK's own 4 MB
-      const read = yield* readJsonBody(request, MAX_MCP_BODY_BYTES)
-      if (HttpServerResponse.isHttpServerResponse(read)) return read
-      const { server: mcp, transport: http, messages } = yield* Effect.promise(loadSdk)
-      // a body that is not messages is answered as JSON-RPC 2.0 asks, saying why, as on stdio
-      const refused = messages.refusalOf(read.body)
-      if (refused !== undefined) return HttpServerResponse.jsonUnsafe(refused, { status: 400 })
-      const web = yield* HttpServerRequest.toWeb(request)
-      const server = mcp.createMcpServer(backendFor(key!), options)
-      const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
-      yield* Effect.promise(() => server.connect(transport))
-      const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: read.body })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
-      // the SDK's Response has no status text: Node wrote an empty reason phrase ("HTTP/1.1 200 ")
-      const answer = HttpServerResponse.fromWeb(response)
-      return HttpServerResponse.setStatus(answer, answer.status, answer.statusText || STATUS_CODES[answer.status])
-    }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), answer)
+    /** The request whose body was read: its key checked, then its messages answered by a server of the key's tools. */
+    const served = (request: HttpServerRequest.HttpServerRequest, body: unknown) =>
+      Effect.gen(function*() {
+        const key = credentialOf(request.headers)
+        // only a refused key is 401; the database failing to answer is a defect that `answer` turns into a 503
+        const known = key === undefined ? false : yield* tenants.authenticate(key).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
+        if (!known) return fail(401, "UNAUTHORIZED", "Invalid or missing API key")
+        const { server: mcp, transport: http, messages } = yield* Effect.promise(loadSdk)
+        // a body that is not messages is answered as JSON-RPC 2.0 asks, saying why, as on stdio
+        const refused = messages.refusalOf(body)
+        if (refused !== undefined) return HttpServerResponse.jsonUnsafe(refused, { status: 400 })
+        const web = yield* HttpServerRequest.toWeb(request)
+        const server = mcp.createMcpServer(backendFor(key!), options)
+        const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])
+        yield* Effect.promise(() => server.connect(transport))
+        const response = yield* Effect.promise(() => transport.handleRequest(web, { parsedBody: body })).pipe(Effect.ensuring(Effect.promise(() => server.close())))
+        // the SDK's Response has no status text: Node wrote an empty reason phrase ("HTTP/1.1 200 ")
+        const answered = HttpServerResponse.fromWeb(response)
+        return HttpServerResponse.setStatus(answered, answered.status, answered.statusText || STATUS_CODES[answered.status])
+      }).pipe(Effect.catch(() => Effect.succeed(fail(400, "BAD_REQUEST", "Malformed MCP request"))), (route) => answer(route))
+    // the body is read first, as REST reads it: with REST's rules (one that is not UTF-8 would reach the tools with
+    // U+FFFD in place of its bytes), within the SDK's own 4 MB, before the key is looked at (400 before 401), and
+    // outside the request's timeout, which a large body over a slow link may outlast (one that stalls is 408)
+    const handle = Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) =>
+      Effect.flatMap(readJsonBody(request, MAX_MCP_BODY_BYTES, answer.requestTimeout), (read) =>
+        HttpServerResponse.isHttpServerResponse(read) ? Effect.succeed(read) : served(request, read.body)))
     // stateless: no stream for GET to open and no session for DELETE to end, so both are 405 as the MCP spec
     // allows (a GET answered 200 and closed at once had the SDK's client open it again every second)
     yield* addPath(router, path, { POST: handle })

@@ -5,10 +5,11 @@
 import { gzipSync } from "node:zlib"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AnswerAsTheApi, WebHandler } from "@mes/adapters-http"
 import { testDatabaseKind } from "@mes/adapters-pg"
-import { type Harness, nestedJob, retryWhile, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
+import { type Harness, nestedJob, rawExchange, retryWhile, stalledPost, startServer, startServerThroughProxy } from "../../adapters-http/test/harness.ts"
 import type { TcpProxy } from "../../adapters-http/test/tcp-proxy.ts"
 import { mcpHttpRoutes, restBackend } from "../src/http.ts"
 
@@ -71,6 +72,9 @@ describe("MCP over Streamable HTTP beside the API", () => {
     const latin1 = await post(Buffer.from(call("MCP-ENC-1"), "latin1"))
     expect(latin1.status).toBe(400)
     expect(await latin1.json()).toMatchObject({ success: false, error: { code: "BAD_REQUEST", message: "Request body is not valid UTF-8: JSON is sent in UTF-8" } })
+    // as on the REST API, a body that cannot be read is refused before the key is looked at: 400 before 401
+    const keyless = await fetch(`${h.url}/mcp`, { method: "POST", body: Buffer.from(call("MCP-ENC-0"), "latin1"), headers: { "content-type": "application/json" } })
+    expect([keyless.status, ((await keyless.json()) as any).error.code]).toEqual([400, "BAD_REQUEST"])
     const gzip = await post(gzipSync(call("MCP-ENC-2")), { "content-encoding": "gzip" })
     expect([gzip.status, ((await gzip.json()) as any).error.code]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"])
     const big = await post(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping", params: { pad: "x".repeat(4 * 1024 * 1024) } }))
@@ -173,5 +177,22 @@ describe.skipIf(testDatabaseKind() !== "postgres")("MCP over Streamable HTTP whi
     } finally {
       await client.close()
     }
+  })
+})
+
+describe("an MCP body that does not arrive", () => {
+  let slow: Harness
+  beforeAll(async () => {
+    slow = await startServer({ extraRoutes: mcpRoutes, server: { requestTimeout: Duration.seconds(1) } })
+  })
+  afterAll(() => slow.close())
+
+  it("is 408 once no byte came for the server's MES_REQUEST_TIMEOUT, as on the REST API, not after a default 30 s", async () => {
+    const { key } = await slow.as("Slow MCP body")
+    const started = Date.now()
+    const answer = await rawExchange(new URL(slow.url).port, stalledPost("/functions/v1/mcp", key))
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ error: { code: "REQUEST_TIMEOUT", message: "No byte of the request body came for 1s" } })
   })
 })
