@@ -34,15 +34,41 @@ export const AppLive = (options: DbOptions = {}) =>
   DomainLive.pipe(Layer.provideMerge(UrlGuardLive), Layer.provideMerge(StoresPg), Layer.provideMerge(DatabaseLive(options)))
 
 // PGlite is a single-process database: a second process opening the same data directory would
-// corrupt it. A lock file next to the directory (<dir>.lock, holding the pid) makes the second
-// process fail with a clear message instead; a lock left by a dead process is taken over.
-const alive = (pid: number) => {
+// corrupt it. A lock file next to the directory (<dir>.lock, holding the pid and, on Linux, when that process
+// started) makes the second process fail with a clear message instead; a lock left by a dead process is taken over.
+
+/**
+ * When process `pid` started (clock ticks since boot, /proc/<pid>/stat), "exited" for a zombie (killed, and not
+ * yet reaped by a parent that never will: an orphan under a container's pid 1 that reaps nothing), or undefined
+ * where /proc does not tell (not Linux, or no such process).
+ */
+const startOf = (pid: number): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // after "pid (comm) ": state is the 3rd field, starttime the 22nd; comm may hold spaces and parentheses
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return fields[0] === "Z" || fields[0] === "X" ? "exited" : fields[19]
+  } catch {
+    return undefined
+  }
+}
+
+/** What the lock file says of this process. */
+const lockText = () => `${process.pid} ${startOf(process.pid) ?? ""}`.trim()
+
+/**
+ * Whether the process a lock file names (`pid [start]`) still runs: a zombie does not, and neither does another
+ * program that was given the same pid later (a restarted container's, or after a reboot), which started at
+ * another time. A lock written without a start (not Linux, or an older mes) is judged by its pid alone.
+ */
+const holds = (pid: number, start: string | undefined) => {
   try {
     process.kill(pid, 0)
-    return true
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false
   }
+  const now = startOf(pid)
+  return now !== "exited" && (start === undefined || now === undefined || now === start)
 }
 
 const acquireLock = (path: string, dataDir: string) =>
@@ -52,19 +78,22 @@ const acquireLock = (path: string, dataDir: string) =>
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
           const fd = openSync(path, "wx")
-          writeSync(fd, String(process.pid))
+          writeSync(fd, lockText())
           closeSync(fd)
           return
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
         }
         let holder = NaN
+        let start: string | undefined
         try {
-          holder = Number(readFileSync(path, "utf8").trim())
+          const [pid, started] = readFileSync(path, "utf8").trim().split(/\s+/)
+          holder = Number(pid)
+          start = started
         } catch {
           continue // released meanwhile
         }
-        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+        if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && holds(holder, start)) {
           throw userError(
             `The embedded database in ${dataDir} is in use by another mes process (pid ${holder}). ` +
               `Stop it first (or use DATABASE_URL for a shared PostgreSQL server).`
@@ -84,7 +113,7 @@ const acquireLock = (path: string, dataDir: string) =>
 const releaseLock = (path: string) =>
   Effect.sync(() => {
     try {
-      if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path)
+      if (readFileSync(path, "utf8").trim() === lockText()) unlinkSync(path)
     } catch {
       // already gone
     }

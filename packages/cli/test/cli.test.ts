@@ -247,6 +247,23 @@ describe("mes serve", () => {
     // the data directory is reusable and kept the data
     expect((await json(["key", "create", "--tenant", tenantId, "--test"])).api_key).toMatch(/^svc_test_/)
   })
+
+  it.skipIf(serverUrl !== undefined)("a lock whose pid another program was given since (it started at another time) is stale and taken over; the holder's own is not", async () => {
+    const lock = `${dataDir}.lock`
+    const start = readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!
+    // this test's process runs, but it is not the process that wrote a lock saying it started at tick 1
+    writeFileSync(lock, `${process.pid} 1`)
+    expect((await mes(["key", "list", "--tenant", tenantId, "--json"])).code).toBe(0)
+    expect(existsSync(lock)).toBe(false)
+    // the lock of the process that runs, as it wrote it, still holds
+    writeFileSync(lock, `${process.pid} ${start}`)
+    try {
+      const refused = await mes(["key", "list", "--tenant", tenantId, "--json"])
+      expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`in use by another mes process (pid ${process.pid})`)])
+    } finally {
+      rmSync(lock)
+    }
+  })
 })
 
 /** A port that was free a moment ago. */
