@@ -697,7 +697,8 @@ describe("mes import and help (issue 13)", () => {
     expect(ops.map((o) => o.operation_name)).toEqual(["Laser", "Bend"])
     const again = await mes(["import", csv, "--tenant", tenantId, "--source", "erp"])
     expect(again.code).toBe(0)
-    expect(again.stdout).toContain("0 created, 0 updated, 3 unchanged, 1 errors")
+    // counted in words: it said "1 errors", and "1 chunks" for a run of one
+    expect(again.stdout).toContain(": 4 jobs in 1 chunk: 0 created, 0 updated, 3 unchanged, 1 error\n")
     expect(again.stdout).toContain("record 4 (external_id IMP-J4): job_number already exists")
   })
 
@@ -742,6 +743,8 @@ describe("mes import and help (issue 13)", () => {
   it("refuses what it cannot import with a clear message and exit code 1", async () => {
     const cases: Array<[Array<string>, string]> = [
       [["import", join(tmp, "missing.json"), "--tenant", tenantId], "no such file"],
+      // it said "cannot read … as JSON: EISDIR: illegal operation on a directory, read"
+      [["import", tmp, "--tenant", tenantId], `${tmp} is a directory: name a JSON or CSV file of jobs`],
       [["import", write("bad.json", "{not json"), "--tenant", tenantId], "cannot read"],
       // csv-parse quotes the field in its message: a 3 MB one is cut
       [["import", write("quote.csv", `job_number\n${"a".repeat(3_000_000)}"x\n`), "--tenant", tenantId], `${"a".repeat(900)}`],

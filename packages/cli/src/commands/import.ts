@@ -7,7 +7,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { parse } from "csv-parse/sync"
 import { type BulkSyncResult, Sync, utf8Text } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { count, describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 import { asTenant } from "./profile.ts"
 
 /** The bulk-sync limit (DECISIONS: ≤ 1,000 records per request). */
@@ -185,9 +185,10 @@ export const importJobs = Command.make("import", {
       return yield* userError(`--chunk-size must be 1-${MAX_CHUNK}, got ${chunkSize}`)
     }
     if (!existsSync(file)) return yield* userError(`no such file: ${file}`)
+    const stat = statSync(file)
+    if (stat.isDirectory()) return yield* userError(`${file} is a directory: name a JSON or CSV file of jobs`)
     const kind = format._tag === "Some" ? format.value : file.toLowerCase().endsWith(".csv") ? "csv" : "json"
     const src = source._tag === "Some" ? source.value : undefined
-    const stat = statSync(file)
     let ignored: ReadonlyArray<string> = []
     const jobs = yield* Effect.try({
       try: () => {
@@ -235,8 +236,8 @@ export const importJobs = Command.make("import", {
     if (failed.length === 0) rmSync(statePath, { force: true })
     const summary = { file, jobs: jobs.length, chunks: chunks.length, resumed_chunks: resumed, ...totals, failed_chunks: failed, record_errors: recordErrors, ignored_columns: ignored }
     const lines = [
-      `Imported ${file}: ${jobs.length} jobs in ${chunks.length} chunks${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
-      `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${totals.errors} errors`,
+      `Imported ${file}: ${count(jobs.length, "job")} in ${count(chunks.length, "chunk")}${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
+      `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${count(totals.errors, "error")}`,
       ...recordErrors.slice(0, 10).map((e) => `  record ${e.record}${e.external_id === null ? "" : ` (external_id ${String(e.external_id)})`}: ${e.error}`),
       ...(recordErrors.length > 10 ? [`  … and ${recordErrors.length - 10} more (--json lists them all)`] : []),
       ...failed.map((f) => `  chunk ${f.chunk + 1} failed: ${f.error}`),

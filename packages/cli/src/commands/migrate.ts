@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import { Command } from "effect/cli"
 import { loadApp } from "../lazy.ts"
-import { jsonFlag, output, reportErrors } from "../output.ts"
+import { count, jsonFlag, output, reportErrors } from "../output.ts"
 
 const label = ([id, name]: readonly [number, string]) => `${String(id).padStart(4, "0")}_${name}`
 
@@ -14,7 +14,7 @@ export const migrate = Command.make("migrate", { json: jsonFlag }, ({ json }) =>
         { applied: applied.map(([id, name]) => ({ id, name })) },
         applied.length === 0
           ? "No pending migrations; the database is up to date."
-          : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}: ${applied.map(label).join(", ")}`
+          : `Applied ${count(applied.length, "migration")}: ${applied.map(label).join(", ")}`
       )
     ),
     reportErrors
