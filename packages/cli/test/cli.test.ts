@@ -307,6 +307,9 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     expect(foreign.code).toBe(1)
     expect(foreign.stderr).toContain("cannot listen on 192.0.2.1:0: --host 192.0.2.1 is not an address of this machine")
     expect(foreign.stderr).not.toContain("ServeError")
+    // an empty --host (`--host "$HOST"` with HOST unset) listened on every interface, IPv6 too, and said [::1]
+    const empty = await mes(["serve", "--port", "0", "--host", " "])
+    expect([empty.code, empty.stderr]).toEqual([1, expect.stringContaining("--host must not be empty: 0.0.0.0 (every interface, the default), 127.0.0.1 (this machine only)")])
   })
 
   it("never leaves a connection unanswered while it starts: refused until every route answers, then 200", async () => {

@@ -23,5 +23,9 @@ export const serve = Command.make("serve", {
     if (!Number.isInteger(listenPort) || listenPort < 0 || listenPort > 65535) {
       return yield* userError(`${source} must be a port number 0-65535 (0 picks a free port), got '${Option.isSome(port) ? port.value : Option.getOrElse(envPort, () => "")}'`)
     }
+    // Node binds an empty host to every interface, IPv6 too: what `--host "$HOST"` with HOST unset would do unseen
+    if (host.trim() === "") {
+      return yield* userError(`--host must not be empty: ${DEFAULT_HOST} (every interface, the default), 127.0.0.1 (this machine only) or one of its addresses`)
+    }
     yield* Effect.flatMap(Effect.promise(() => import("../serve-live.ts")), (live) => live.runServer({ port: listenPort, host }, json))
   }).pipe(reportErrors)).pipe(Command.withDescription("Run the HTTP API server (migrates the database first)"), Command.withExamples([{ command: "mes serve", description: "on the embedded database, port 8787" }, { command: "DATABASE_URL=postgres://mes@db/mes mes serve --port 8080 --json", description: "on PostgreSQL; the listening address as JSON" }]))
