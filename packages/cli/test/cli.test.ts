@@ -161,6 +161,13 @@ describe("mes profile create", () => {
     expect(out.profile_id).toMatch(UUID)
     profileId = out.profile_id
   })
+
+  it("names the flag a refused value came from", async () => {
+    const r = await mes(["profile", "create", "--tenant", tenantId, "--name", "", "--role", "admin", "--email", "nope"])
+    expect(r.code).toBe(1)
+    // the email's detail said "email: …", where the name's said "--name: …"
+    expect(r.stderr).toContain("--name: display_name must have a length of at least 1; --email: email has an invalid format")
+  })
 })
 
 describe("mes token issue", () => {

@@ -32,7 +32,7 @@ const create = Command.make("create", {
           profiles.create({ display_name: name, role, ...(Option.isSome(email) ? { email: email.value } : {}) })).pipe(
             Effect.catchTag("ValidationFailed", (e) =>
               Effect.fail(userError(
-                [e.message, ...e.details.map((d) => `${d.field === "display_name" ? "--name" : d.field}: ${d.message}`)].join("; ")
+                [e.message, ...e.details.map((d) => `${d.field === "display_name" ? "--name" : `--${d.field}`}: ${d.message}`)].join("; ")
               ))),
             Effect.catchTag("Conflict", (e) => Effect.fail(userError(describe(e))))
           )
