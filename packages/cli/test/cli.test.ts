@@ -185,6 +185,20 @@ describe("mes token issue", () => {
     await expect(jwtVerify(out.token, new TextEncoder().encode("another-secret"))).rejects.toThrow()
   })
 
+  it("signs a lifetime of 1 s to 365 days, and refuses others naming the bound", async () => {
+    const issue = (ttl: string) => mes(["token", "issue", "--tenant", tenantId, "--profile", profileId, "--role", "operator", "--ttl", ttl, "--json"], { MES_JWT_SECRET: SECRET })
+    const year = await issue("31536000")
+    expect(year.code, year.stderr).toBe(0)
+    const { payload } = await jwtVerify(JSON.parse(year.stdout).token, new TextEncoder().encode(SECRET), { algorithms: ["HS256"] })
+    expect(payload.exp! - payload.iat!).toBe(31536000)
+    // 9999999999999 failed with "Invalid time value"; 99999999999 signed a token that expired in the year 5195
+    for (const ttl of ["0", "-5", "31536001", "99999999999", "9999999999999"]) {
+      const r = await issue(ttl)
+      expect([ttl, r.code, r.stdout]).toEqual([ttl, 1, ""])
+      expect(r.stderr).toContain(`--ttl must be 1 to 31536000 seconds (365 days), got ${ttl}`)
+    }
+  })
+
   it("refuses without MES_JWT_SECRET", async () => {
     const r = await mes(["token", "issue", "--tenant", tenantId, "--profile", profileId, "--role", "admin", "--json"])
     expect(r.code).not.toBe(0)

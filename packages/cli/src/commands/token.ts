@@ -4,7 +4,7 @@ import { Command, Flag } from "effect/cli"
 import { Profiles, Role, secretConfig } from "@mes/domain"
 import { withApp } from "../lazy.ts"
 import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
-import { DEFAULT_TOKEN_TTL_SECONDS } from "../token-ttl.ts"
+import { DEFAULT_TOKEN_TTL_SECONDS, MAX_TOKEN_TTL_SECONDS } from "../token-ttl.ts"
 import { asTenant } from "./profile.ts"
 
 const JwtSecret = secretConfig("MES_JWT_SECRET", { hmacKey: true })
@@ -14,7 +14,7 @@ const issue = Command.make("issue", {
   profile: Flag.String("profile").pipe(Flag.withDescription("Profile id (the token's subject), in that tenant")),
   role: Flag.Literals("role", Role.literals).pipe(Flag.withDescription("Role claim")),
   ttl: Flag.Int("ttl").pipe(
-    Flag.withDescription(`Lifetime in seconds (default ${DEFAULT_TOKEN_TTL_SECONDS}, 12 hours)`),
+    Flag.withDescription(`Lifetime in seconds (default ${DEFAULT_TOKEN_TTL_SECONDS}, 12 hours; at most ${MAX_TOKEN_TTL_SECONDS}, 365 days)`),
     Flag.withDefault(DEFAULT_TOKEN_TTL_SECONDS)
   ),
   json: jsonFlag
@@ -24,7 +24,9 @@ const issue = Command.make("issue", {
     if (secret === undefined) {
       return yield* userError("MES_JWT_SECRET is not set: it is required to sign session tokens")
     }
-    if (ttl <= 0) return yield* userError("--ttl must be a positive number of seconds")
+    if (ttl <= 0 || ttl > MAX_TOKEN_TTL_SECONDS) {
+      return yield* userError(`--ttl must be 1 to ${MAX_TOKEN_TTL_SECONDS} seconds (365 days), got ${ttl}`)
+    }
     const tenantId = yield* requireUuid("tenant", tenant)
     const profileId = yield* requireUuid("profile", profile)
     const subject = yield* withApp(
