@@ -128,6 +128,18 @@ describe("mes tenant create", () => {
     apiKey = out.api_key
   })
 
+  it("mes tenant list finds its id again, the oldest tenant first", async () => {
+    const listed = await json(["tenant", "list"])
+    expect(listed.tenants.find((t: { id: string }) => t.id === tenantId)).toEqual({
+      id: tenantId, name: "Acme Steel", plan: "pro", status: "active", current_month_parts: 0, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    })
+    const created = listed.tenants.map((t: { created_at: string }) => t.created_at)
+    expect(created).toEqual([...created].sort())
+    const readable = await mes(["tenant", "list"])
+    expect(readable.code).toBe(0)
+    expect(readable.stdout).toContain(`${tenantId}  Acme Steel  plan pro  active  0 parts this month  created 20`)
+  })
+
   it("rejects a missing --name and an unknown --plan before touching the database", async () => {
     const missing = await mes(["tenant", "create", "--json"])
     expect(missing.code).not.toBe(0)
@@ -689,7 +701,7 @@ describe("mes import and help (issue 13)", () => {
       WHERE j.tenant_id = '${tenantId}' AND j.job_number LIKE '${prefix}%' GROUP BY j.id, j.job_number, j.external_id ORDER BY j.job_number`)
 
   it("every command's --help has a description and examples", async () => {
-    const commands = [[], ["serve"], ["migrate"], ["tenant"], ["tenant", "create"], ["tenant", "set-plan"], ["key"], ["key", "create"], ["key", "list"],
+    const commands = [[], ["serve"], ["migrate"], ["tenant"], ["tenant", "create"], ["tenant", "list"], ["tenant", "set-plan"], ["key"], ["key", "create"], ["key", "list"],
       ["key", "revoke"], ["profile"], ["profile", "create"], ["token"], ["token", "issue"], ["monthly-reset"], ["mcp"], ["import"]]
     for (const command of commands) {
       const r = await mes([...command, "--help"])

@@ -15,6 +15,9 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
       ),
     get: (id) =>
       sql<Tenant>`SELECT t.*, u.current_month_parts FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id WHERE t.id = ${id}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie),
+    list: () =>
+      sql<Tenant>`SELECT t.id, t.name, t.plan, t.status, u.current_month_parts, mes_ts(t.created_at) AS created_at, mes_ts(t.updated_at) AS updated_at
+        FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id ORDER BY t.created_at, t.id`.pipe(Effect.orDie),
     any: () => sql`SELECT 1 FROM tenants LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
     countParts: (tenantId, n) =>
       n === 0

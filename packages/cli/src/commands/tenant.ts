@@ -1,10 +1,11 @@
 // `mes tenant create --name NAME [--plan P] [--json]` → {"tenant_id", "api_key"} (first live key, shown once);
-// `mes tenant set-plan --tenant ID --plan P` changes the plan (cloud mode limits requests by it, spec 8).
+// `mes tenant list [--json]` lists every tenant (an id lost is found again, also on the embedded database, which has no
+// psql); `mes tenant set-plan --tenant ID --plan P` changes the plan (cloud mode limits requests by it, spec 8).
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { Plan, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { count, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 const create = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("Tenant name (1-255 characters)")),
@@ -37,7 +38,22 @@ const setPlan = Command.make("set-plan", {
     yield* output(json, { tenant_id: updated.id, plan: updated.plan }, `Tenant ${updated.id} (${updated.name}) is on plan ${updated.plan}`)
   }).pipe(reportErrors)).pipe(Command.withDescription("Change a tenant's plan"), Command.withExamples([{ command: "mes tenant set-plan --tenant $TENANT --plan premium" }]))
 
+const list = Command.make("list", { json: jsonFlag }, ({ json }) =>
+  Effect.gen(function*() {
+    const tenants = yield* withApp(Effect.flatMap(Effect.service(Tenants), (t) => t.list()))
+    yield* output(
+      json,
+      { tenants: tenants.map(({ created_at, current_month_parts, id, name, plan, status }) => ({ id, name, plan, status, current_month_parts, created_at })) },
+      tenants.length === 0
+        ? "No tenants yet: mes tenant create --name NAME makes one"
+        : tenants.map((t) => `${t.id}  ${t.name}  plan ${t.plan}  ${t.status}  ${count(t.current_month_parts, "part")} this month  created ${t.created_at}`).join("\n")
+    )
+  }).pipe(reportErrors)).pipe(
+    Command.withDescription("List the database's tenants (their ids, for the other commands' --tenant)"),
+    Command.withExamples([{ command: "mes tenant list" }, { command: "mes tenant list --json" }])
+  )
+
 export const tenant = Command.make("tenant").pipe(
-  Command.withDescription("Manage tenants"), Command.withExamples([{ command: "mes tenant create --name 'Acme Steel'" }, { command: "mes tenant set-plan --tenant $TENANT --plan pro" }]),
-  Command.withSubcommands([create, setPlan])
+  Command.withDescription("Manage tenants"), Command.withExamples([{ command: "mes tenant create --name 'Acme Steel'" }, { command: "mes tenant list" }, { command: "mes tenant set-plan --tenant $TENANT --plan pro" }]),
+  Command.withSubcommands([create, list, setPlan])
 )

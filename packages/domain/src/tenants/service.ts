@@ -54,6 +54,8 @@ export class Tenants extends Context.Service<Tenants, {
   /** Issues another key for the tenant; `svc_test_` when test is true. */
   readonly createKey: (tenantId: string, options?: { test?: boolean; name?: string }) => Effect.Effect<string, NotFound>
   readonly get: (tenantId: string) => Effect.Effect<Tenant, NotFound>
+  /** Every tenant of the database, the oldest first (`mes tenant list`: an operator's, not an API's). */
+  readonly list: () => Effect.Effect<ReadonlyArray<Tenant>>
   /** On a database with no tenant yet, creates one (like `create`); otherwise nothing. */
   readonly bootstrap: (name: string) => Effect.Effect<{ tenant: Tenant; apiKey: string } | undefined>
   /** Resolves a presented key to its tenant, or Unauthorized (spec 5.7). */
@@ -140,6 +142,7 @@ export class Tenants extends Context.Service<Tenants, {
           }))
         ),
       get,
+      list: store.list,
       authenticate: (key) =>
         Effect.gen(function*() {
           if (!KEY_PATTERN.test(key)) return yield* new Unauthorized({ message: INVALID_KEY })

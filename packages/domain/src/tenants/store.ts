@@ -24,6 +24,8 @@ export interface SessionRow {
 export class TenantStore extends Context.Service<TenantStore, {
   readonly insert: (tenant: { id: string; name: string; plan: Plan }) => Effect.Effect<Tenant>
   readonly get: (id: string) => Effect.Effect<Tenant | undefined>
+  /** Every tenant, the oldest first. */
+  readonly list: () => Effect.Effect<ReadonlyArray<Tenant>>
   /** True when at least one tenant exists. */
   readonly any: () => Effect.Effect<boolean>
   /** Counts created parts towards current_month_parts (DECISIONS): appends to the usage ledger, never a shared row. */
