@@ -310,3 +310,20 @@ describe("tenant deletion", () => {
     expect(await counts()).toEqual({ jobs: 0, parts: 0, operations: 0, entries: 0, usage: 0 })
   })
 })
+
+describe("tenants", () => {
+  it("are the schema's Tenant however they are read (create, get, list, set-plan): times are ISO strings, as the API writes them", async () => {
+    const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+    const read = await run(Effect.gen(function*() {
+      const tenants = yield* Tenants
+      const { tenant: created } = yield* tenants.create({ name: "Times", plan: "pro" })
+      return { created, got: yield* tenants.get(created.id), listed: (yield* tenants.list()).find((t) => t.id === created.id), moved: yield* tenants.setPlan(created.id, "premium") }
+    }))
+    // the driver gave Date objects where Tenant says strings: `created_at.slice` threw in an embedding service
+    const expected = { id: read.created.id, name: "Times", plan: "pro", status: "active", current_month_parts: 0, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) }
+    expect(read.created).toEqual(expected)
+    expect(read.got).toEqual({ ...expected, created_at: read.created.created_at })
+    expect(read.listed).toEqual(read.got)
+    expect(read.moved).toEqual({ ...read.got, plan: "premium", updated_at: expect.stringMatching(ISO) })
+  })
+})

@@ -5,19 +5,23 @@ import { type ApiKey, jsonText, type KeyCandidate, type SessionRow, type Tenant,
 import { takesNoWrites } from "../constraints.ts"
 import { listPage } from "./crud.ts"
 
+/**
+ * A tenant as the schema has it, from a row `t` of tenants and its usage `u`: the times as the API writes them
+ * (the driver gave Date objects where `Tenant` says strings).
+ */
+const TENANT = "t.id, t.name, t.plan, t.status, u.current_month_parts, mes_ts(t.created_at) AS created_at, mes_ts(t.updated_at) AS updated_at"
+
 export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
   const sql = yield* SqlClient
+  const tenant = sql.literal(TENANT)
   return TenantStore.of({
     insert: ({ id, name, plan }) =>
-      sql<Tenant>`INSERT INTO tenants (id, name, plan) VALUES (${id}, ${name}, ${plan}) RETURNING *, 0 AS current_month_parts`.pipe(
-        Effect.map((rows) => rows[0]!),
-        Effect.orDie
-      ),
+      sql<Tenant>`WITH t AS (INSERT INTO tenants (id, name, plan) VALUES (${id}, ${name}, ${plan}) RETURNING *)
+        SELECT ${tenant} FROM t, (SELECT 0 AS current_month_parts) u`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie),
     get: (id) =>
-      sql<Tenant>`SELECT t.*, u.current_month_parts FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id WHERE t.id = ${id}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie),
+      sql<Tenant>`SELECT ${tenant} FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id WHERE t.id = ${id}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie),
     list: () =>
-      sql<Tenant>`SELECT t.id, t.name, t.plan, t.status, u.current_month_parts, mes_ts(t.created_at) AS created_at, mes_ts(t.updated_at) AS updated_at
-        FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id ORDER BY t.created_at, t.id`.pipe(Effect.orDie),
+      sql<Tenant>`SELECT ${tenant} FROM tenants t JOIN tenant_usage u ON u.tenant_id = t.id ORDER BY t.created_at, t.id`.pipe(Effect.orDie),
     any: () => sql`SELECT 1 FROM tenants LIMIT 1`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
     countParts: (tenantId, n) =>
       n === 0
@@ -76,6 +80,6 @@ export const TenantStorePg = Layer.effect(TenantStore, Effect.gen(function*() {
       ),
     setPlan: (id, plan) =>
       sql<Tenant>`WITH t AS (UPDATE tenants SET plan = ${plan}, updated_at = now() WHERE id = ${id} RETURNING *)
-        SELECT t.*, u.current_month_parts FROM t JOIN tenant_usage u ON u.tenant_id = t.id`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+        SELECT ${tenant} FROM t JOIN tenant_usage u ON u.tenant_id = t.id`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
   })
 }))
