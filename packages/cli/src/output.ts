@@ -47,9 +47,6 @@ const MAX_MESSAGE_CHARS = 1000
 const bounded = (message: string) =>
   message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}… (${message.length} characters)`
 
-/** `n` and the noun, plural unless `n` is 1: "1 job", "2 jobs", "0 errors". */
-export const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
-
 /** A one-line description of any failure: the message, followed by the messages of its causes. */
 export const describe = (u: unknown): string => {
   const parts: Array<string> = []

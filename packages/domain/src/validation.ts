@@ -77,7 +77,8 @@ export const detail = (
   value: unknown = valueAt(input, path)
 ): ValidationDetail => ({ field: formatPath(path), message, value, constraint, ...entityOf(root, path) })
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+/** `n` and the word, plural unless `n` is 1: "1 error", "2 errors", "0 jobs". */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
 export const validationFailed = (root: string, details: ReadonlyArray<ValidationDetail>) =>
   new ValidationFailed({

@@ -5,9 +5,9 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { parse } from "csv-parse/sync"
-import { type BulkSyncResult, Sync, utf8Text } from "@mes/domain"
+import { type BulkSyncResult, plural, Sync, utf8Text } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { count, describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 import { asTenant } from "./profile.ts"
 
 /** The bulk-sync limit (DECISIONS: ≤ 1,000 records per request). */
@@ -236,8 +236,8 @@ export const importJobs = Command.make("import", {
     if (failed.length === 0) rmSync(statePath, { force: true })
     const summary = { file, jobs: jobs.length, chunks: chunks.length, resumed_chunks: resumed, ...totals, failed_chunks: failed, record_errors: recordErrors, ignored_columns: ignored }
     const lines = [
-      `Imported ${file}: ${count(jobs.length, "job")} in ${count(chunks.length, "chunk")}${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
-      `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${count(totals.errors, "error")}`,
+      `Imported ${file}: ${plural(jobs.length, "job")} in ${plural(chunks.length, "chunk")}${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
+      `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${plural(totals.errors, "error")}`,
       ...recordErrors.slice(0, 10).map((e) => `  record ${e.record}${e.external_id === null ? "" : ` (external_id ${String(e.external_id)})`}: ${e.error}`),
       ...(recordErrors.length > 10 ? [`  … and ${recordErrors.length - 10} more (--json lists them all)`] : []),
       ...failed.map((f) => `  chunk ${f.chunk + 1} failed: ${f.error}`),

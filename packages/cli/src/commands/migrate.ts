@@ -1,8 +1,9 @@
 // `mes migrate`: applies pending migrations and lists what ran (a second run applies nothing).
 import * as Effect from "effect/Effect"
 import { Command } from "effect/cli"
+import { plural } from "@mes/domain"
 import { loadApp } from "../lazy.ts"
-import { count, jsonFlag, output, reportErrors } from "../output.ts"
+import { jsonFlag, output, reportErrors } from "../output.ts"
 
 const label = ([id, name]: readonly [number, string]) => `${String(id).padStart(4, "0")}_${name}`
 
@@ -14,7 +15,7 @@ export const migrate = Command.make("migrate", { json: jsonFlag }, ({ json }) =>
         { applied: applied.map(([id, name]) => ({ id, name })) },
         applied.length === 0
           ? "No pending migrations; the database is up to date."
-          : `Applied ${count(applied.length, "migration")}: ${applied.map(label).join(", ")}`
+          : `Applied ${plural(applied.length, "migration")}: ${applied.map(label).join(", ")}`
       )
     ),
     reportErrors

@@ -3,9 +3,9 @@
 // psql); `mes tenant set-plan --tenant ID --plan P` changes the plan (cloud mode limits requests by it, spec 8).
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
-import { Plan, Tenants } from "@mes/domain"
+import { Plan, plural, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { count, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 const create = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("Tenant name (1-255 characters)")),
@@ -46,7 +46,7 @@ const list = Command.make("list", { json: jsonFlag }, ({ json }) =>
       { tenants: tenants.map(({ created_at, current_month_parts, id, name, plan, status }) => ({ id, name, plan, status, current_month_parts, created_at })) },
       tenants.length === 0
         ? "No tenants yet: mes tenant create --name NAME makes one"
-        : tenants.map((t) => `${t.id}  ${t.name}  plan ${t.plan}  ${t.status}  ${count(t.current_month_parts, "part")} this month  created ${t.created_at}`).join("\n")
+        : tenants.map((t) => `${t.id}  ${t.name}  plan ${t.plan}  ${t.status}  ${plural(t.current_month_parts, "part")} this month  created ${t.created_at}`).join("\n")
     )
   }).pipe(reportErrors)).pipe(
     Command.withDescription("List the database's tenants (their ids, for the other commands' --tenant)"),
