@@ -181,6 +181,8 @@ const filterMessage = (constraint: Constraint, name: string, payload: Record<str
 /** Walks a schema issue tree into spec 7.3 details (every leaf, not only the first). */
 export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Issue): Array<ValidationDetail> => {
   const out: Array<ValidationDetail> = []
+  /** The details of a failed integer (or finiteness) check, with the value checked as it was. */
+  const integerChecks = new Map<ValidationDetail, unknown>()
   const walk = (i: SchemaIssue.Issue, path: Path): void => {
     switch (i._tag) {
       case "Pointer":
@@ -195,7 +197,9 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
         const constraint = filterConstraint[rep?.id ?? ""] ?? "PATTERN_MISMATCH"
         const name = formatPath(path) || root
         const custom = (i.filter.annotations as { message?: string } | undefined)?.message
-        out.push(detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep?.payload)))
+        const d = detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep?.payload))
+        if (constraint === "TYPE_MISMATCH") integerChecks.set(d, valueAt(input, path))
+        out.push(d)
         return
       }
       case "AnyOf":
@@ -210,11 +214,18 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
     }
   }
   walk(issue, [])
+  // A whole number too large to be exact (past 2^53, or 1e400 read as Infinity) fails the integer check by its size
+  // alone: its bound's detail says what is wrong, and "must be an integer" beside it read as a second mistake.
+  const bounded = new Set(out.filter((d) => d.constraint === "MIN_VALUE" || d.constraint === "MAX_VALUE").map((d) => d.field))
+  const bySizeAlone = (d: ValidationDetail) => {
+    const v = integerChecks.get(d)
+    return bounded.has(d.field) && typeof v === "number" && (Number.isInteger(v) || !Number.isFinite(v))
+  }
   // A nullable member's failures repeat per member; keep one detail per (field, constraint).
   const seen = new Set<string>()
   return out.filter((d) => {
     const key = `${d.field}|${d.constraint}`
-    return seen.has(key) ? false : (seen.add(key), true)
+    return seen.has(key) || bySizeAlone(d) ? false : (seen.add(key), true)
   })
 }
 

@@ -304,6 +304,15 @@ describe("decodeInput: job create (spec 7.3)", () => {
       expect(Effect.runSync(decodeJob(job({ priority: 0 }))).priority).toBe(0)
     })
 
+    it("a whole number past the integer bounds is one detail, its bound's: not also 'must be an integer' (beyond 2^53, or Infinity from 1e400)", () => {
+      for (const [priority, constraint] of [[2 ** 53 + 2, "MAX_VALUE"], [-(2 ** 60), "MIN_VALUE"], [Infinity, "MAX_VALUE"], [-Infinity, "MIN_VALUE"]] as const) {
+        expect(jobErrors(job({ priority })).map((d) => [d.field, d.constraint]), String(priority)).toEqual([["priority", constraint]])
+      }
+      // a fraction is two mistakes: not whole, and too large
+      expect(jobErrors(job({ priority: 2147483648.5 })).map((d) => d.constraint).sort()).toEqual(["MAX_VALUE", "TYPE_MISMATCH"])
+      expect(only(jobErrors(job({ priority: 1.5 })))).toMatchObject({ field: "priority", constraint: "TYPE_MISMATCH", message: "priority must be an integer" })
+    })
+
     it("estimated_time_minutes >= 0 (0 accepted)", () => {
       expect(only(jobErrors(job({ parts: [part({ operations: [op(1, { estimated_time_minutes: -0.5 })] })] })))).toMatchObject({
         field: "parts[0].operations[0].estimated_time_minutes",
