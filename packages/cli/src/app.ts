@@ -74,11 +74,13 @@ const holds = (pid: number, start: string | undefined) => {
 const acquireLock = (path: string, dataDir: string) =>
   Effect.try({
     try: () => {
-      // the lock sits beside the data directory, which lockDataDir has made
+      // the lock sits beside the data directory, which lockDataDir has made; its text is ready before the file is
+      // made, so that the moment another process could read it empty (and take it for stale) stays as short as it was
+      const text = lockText()
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
           const fd = openSync(path, "wx")
-          writeSync(fd, lockText())
+          writeSync(fd, text)
           closeSync(fd)
           return
         } catch (e) {
