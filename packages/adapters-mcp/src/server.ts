@@ -3,6 +3,7 @@
 // protocol error; nothing a call does stops the server.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { networkFailure } from "@mes/adapters-http"
 import type { RestBackend } from "./backend.ts"
 import { allTools, type Toolset, type ToolSpec } from "./tools.ts"
 
@@ -31,7 +32,8 @@ export const callTool = async (tool: ToolSpec, backend: RestBackend, args: Recor
     const { message, value } = tool.result(reply.body.data, args)
     return { content: text(`${message}\n${JSON.stringify(value)}`), structuredContent: value }
   } catch (e) {
-    return { isError: true, content: text(`BACKEND_UNAVAILABLE: ${e instanceof Error ? e.message : String(e)}`) }
+    // what failed, not fetch's bare "fetch failed"
+    return { isError: true, content: text(`BACKEND_UNAVAILABLE: ${networkFailure(e)}`) }
   }
 }
 

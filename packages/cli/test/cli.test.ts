@@ -1158,5 +1158,23 @@ describe("mes mcp (issue 9): the SDK's Client over stdio", () => {
     const badSet = await mes(["mcp", "--api-key", apiKey, "--toolsets", "jobs,rockets"])
     expect(badSet.code).not.toBe(0)
     expect(badSet.stderr).toContain("rockets")
+    // an empty list served no tool; a backend URL that is not one failed every call, not the start
+    const noSet = await mes(["mcp", "--api-key", apiKey, "--toolsets", " , "])
+    expect([noSet.code, noSet.stderr]).toEqual([1, expect.stringContaining("--toolsets names none: give one or more of dashboard, jobs,")])
+    for (const url of ["127.0.0.1:8787", "ftp://127.0.0.1/functions/v1", "not a url"]) {
+      const r = await mes(["mcp", "--api-key", apiKey, "--backend-url", url])
+      expect([url, r.code, r.stderr]).toEqual([url, 1, expect.stringContaining(`--backend-url must be the http(s) URL of a running mes, e.g. http://127.0.0.1:8787/functions/v1, got '${url}'`)])
+    }
+  })
+
+  it("a tool call whose backend does not answer says why (BACKEND_UNAVAILABLE: connect ECONNREFUSED …), not fetch's bare 'fetch failed'", async () => {
+    const port = await freePort()
+    const client = await mcpClient(["--api-key", apiKey, "--backend-url", `http://127.0.0.1:${port}/functions/v1`])
+    try {
+      const r = await call(client, "fetch_jobs", {})
+      expect([r.isError, r.content[0]!.text]).toEqual([true, `BACKEND_UNAVAILABLE: connect ECONNREFUSED 127.0.0.1:${port}`])
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -222,18 +222,23 @@ const agentsOf = (checkAddress: ((address: string) => string | undefined) | unde
 }
 type Agents = { readonly "http:": http.Agent; readonly "https:": https.Agent }
 
-const networkMessage = (e: unknown): string => {
+/**
+ * What a failed request says: its cause's message or code where it has one ("connect ECONNREFUSED 127.0.0.1:1",
+ * where fetch's own error says only "fetch failed"), else its own message.
+ */
+export const networkFailure = (e: unknown): string => {
   const err = e as { message?: unknown; cause?: { message?: unknown; code?: unknown } }
   const cause = err?.cause
-  const detail = typeof cause?.message === "string" && cause.message !== ""
+  return typeof cause?.message === "string" && cause.message !== ""
     ? cause.message
     : typeof cause?.code === "string"
     ? cause.code
     : typeof err?.message === "string"
     ? err.message
     : String(e)
-  return `network error: ${detail}`.slice(0, 500)
 }
+
+const networkMessage = (e: unknown): string => `network error: ${networkFailure(e)}`.slice(0, 500)
 
 /** Where an attempt goes, parsed once per webhook URL (URLs rarely change). */
 const targetOf = boundedMemo((url): http.RequestOptions => {

@@ -22,6 +22,12 @@ export const mcp = Command.make("mcp", {
     if (Option.isSome(sets)) {
       const unknown = sets.value.filter((t) => !(TOOLSETS as ReadonlyArray<string>).includes(t))
       if (unknown.length > 0) return yield* userError(`unknown toolset ${unknown.join(", ")}; toolsets: ${TOOLSETS.join(", ")}`)
+      // an empty list served no tool at all, without a word
+      if (sets.value.length === 0) return yield* userError(`--toolsets names none: give one or more of ${TOOLSETS.join(", ")}, or leave it out for all`)
+    }
+    // a URL that is not one failed every tool call ("BACKEND_UNAVAILABLE: Failed to parse URL"), not the start
+    if (Option.isSome(backendUrl) && !(URL.canParse(backendUrl.value) && /^https?:$/.test(new URL(backendUrl.value).protocol))) {
+      return yield* userError(`--backend-url must be the http(s) URL of a running mes, e.g. http://127.0.0.1:8787/functions/v1, got '${backendUrl.value}'`)
     }
     const live = yield* Effect.promise(() => import("../mcp-live.ts"))
     yield* live.runMcp({
