@@ -68,8 +68,10 @@ export const describe = (u: unknown): string => {
       parts.push(configMessage(String(cause?.message ?? o.message).replace(/\s+/g, " ")))
       break
     }
-    const message = typeof o.message === "string" ? o.message : ""
-    if (!GENERIC.has(message)) parts.push(message)
+    // the driver names its class ("PgConnection: Failed to connect"); a cause the text so far already ends with is
+    // not said twice ('Unsupported connection URL protocol: "mysql:": Unsupported connection URL protocol: …')
+    const message = typeof o.message === "string" ? o.message.replace(/^PgConnection: /, "") : ""
+    if (!GENERIC.has(message) && !parts.some((p) => p.endsWith(message))) parts.push(message)
     else if (parts.length === 0 && typeof o._tag === "string") parts.push(o._tag)
     // SqlError keeps the driver's error under reason.cause
     const reason = o.reason as { cause?: unknown } | undefined
@@ -79,11 +81,29 @@ export const describe = (u: unknown): string => {
   return unique.length === 0 ? "unexpected error" : unique.map(bounded).join(": ")
 }
 
+const DATABASE_REFUSALS = new Set(["ConnectionError", "AuthenticationError", "AuthorizationError"])
+
+/**
+ * DATABASE_URL as the message names it, when `error` is the database refusing the connection (unreachable, no
+ * such database or role, TLS refused; any failure while connecting): the setting to fix, its password hidden.
+ */
+const databaseOf = (error: unknown): string | undefined => {
+  const reason = (error as { reason?: { _tag?: unknown; operation?: unknown } } | undefined)?.reason
+  const url = process.env.DATABASE_URL
+  const refused = typeof reason?._tag === "string" && (DATABASE_REFUSALS.has(reason._tag) || reason.operation === "connect")
+  if (url === undefined || url === "" || !refused) return undefined
+  if (!URL.canParse(url)) return "DATABASE_URL"
+  const shown = new URL(url)
+  if (shown.password !== "") shown.password = "***"
+  return `DATABASE_URL ${shown.toString()}`
+}
+
 /** Every failure and defect of a handler as a UserError with a readable message; interruption passes through. */
 export const reportErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, CliError.UserError, R> =>
   Effect.catchCause(self, (cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const error = Cause.squash(cause)
     if (error instanceof CliError.UserError) return Effect.fail(error)
-    return Effect.fail(userError(describe(error), error))
+    const database = databaseOf(error)
+    return Effect.fail(userError(database === undefined ? describe(error) : `${database}: ${describe(error)}`, error))
   })

@@ -364,6 +364,16 @@ describe("mes serve start-up and stop (issue 8 item 4)", () => {
     expect(new Set(outcomes.filter((o) => o !== "refused"))).toEqual(new Set([200, 401]))
   })
 
+  it("names DATABASE_URL, its password hidden, when the database refuses the connection, and says each cause once", async () => {
+    const port = await freePort()
+    const unreachable = await mes(["migrate"], { DATABASE_URL: `postgres://mes:s3cret@127.0.0.1:${port}/mes` })
+    // it said "PgConnection: Failed to connect: connect ECONNREFUSED …", naming the driver's class and not the setting
+    expect([unreachable.code, unreachable.stderr.trim()]).toEqual([1, `ERROR\n  DATABASE_URL postgres://mes:***@127.0.0.1:${port}/mes: Failed to connect: connect ECONNREFUSED 127.0.0.1:${port}`])
+    const mysql = await mes(["tenant", "list"], { DATABASE_URL: "mysql://root@127.0.0.1/mes" })
+    // it said the protocol twice: '…: Unsupported connection URL protocol: "mysql:": Unsupported connection URL protocol: "mysql:"'
+    expect([mysql.code, mysql.stderr.trim()]).toEqual([1, `ERROR\n  DATABASE_URL mysql://root@127.0.0.1/mes: Unsupported connection URL protocol: "mysql:"`])
+  })
+
   it("refuses to start with a setting out of its range, naming it, instead of refusing, hanging or never serving requests", async () => {
     type Refused = readonly [name: string, value: string, message: string]
     const wholeNumber = (name: string, value: string, wanted: string): Refused => [name, value, `${name}: '${value}' is not a whole number ${wanted}`]
