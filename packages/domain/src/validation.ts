@@ -181,8 +181,8 @@ const filterMessage = (constraint: Constraint, name: string, payload: Record<str
 /** Walks a schema issue tree into spec 7.3 details (every leaf, not only the first). */
 export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Issue): Array<ValidationDetail> => {
   const out: Array<ValidationDetail> = []
-  /** The details of a failed integer (or finiteness) check, with the value checked as it was. */
-  const integerChecks = new Map<ValidationDetail, unknown>()
+  /** The details of a failed integer (or finiteness) check; each carries the value checked. */
+  const integerChecks = new Set<ValidationDetail>()
   const walk = (i: SchemaIssue.Issue, path: Path): void => {
     switch (i._tag) {
       case "Pointer":
@@ -198,7 +198,7 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
         const name = formatPath(path) || root
         const custom = (i.filter.annotations as { message?: string } | undefined)?.message
         const d = detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep?.payload))
-        if (constraint === "TYPE_MISMATCH") integerChecks.set(d, valueAt(input, path))
+        if (constraint === "TYPE_MISMATCH") integerChecks.add(d)
         out.push(d)
         return
       }
@@ -217,10 +217,8 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
   // A whole number too large to be exact (past 2^53, or 1e400 read as Infinity) fails the integer check by its size
   // alone: its bound's detail says what is wrong, and "must be an integer" beside it read as a second mistake.
   const bounded = new Set(out.filter((d) => d.constraint === "MIN_VALUE" || d.constraint === "MAX_VALUE").map((d) => d.field))
-  const bySizeAlone = (d: ValidationDetail) => {
-    const v = integerChecks.get(d)
-    return bounded.has(d.field) && typeof v === "number" && (Number.isInteger(v) || !Number.isFinite(v))
-  }
+  const bySizeAlone = (d: ValidationDetail) =>
+    integerChecks.has(d) && bounded.has(d.field) && typeof d.value === "number" && (Number.isInteger(d.value) || !Number.isFinite(d.value))
   // A nullable member's failures repeat per member; keep one detail per (field, constraint).
   const seen = new Set<string>()
   return out.filter((d) => {
