@@ -71,6 +71,7 @@ const holds = (pid: number, start: string | undefined) => {
   return now !== "exited" && (start === undefined || now === undefined || now === start)
 }
 
+/** Takes the lock at `path`; what it wrote there, for `releaseLock` to know the lock is still its own. */
 const acquireLock = (path: string, dataDir: string) =>
   Effect.try({
     try: () => {
@@ -82,7 +83,7 @@ const acquireLock = (path: string, dataDir: string) =>
           const fd = openSync(path, "wx")
           writeSync(fd, text)
           closeSync(fd)
-          return
+          return text
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
         }
@@ -112,10 +113,10 @@ const acquireLock = (path: string, dataDir: string) =>
     catch: (e) => (e instanceof CliError.UserError ? e : userError(`Could not lock ${path}: ${e instanceof Error ? e.message : String(e)}`, e))
   })
 
-const releaseLock = (path: string) =>
+const releaseLock = (path: string, text: string) =>
   Effect.sync(() => {
     try {
-      if (readFileSync(path, "utf8").trim() === lockText()) unlinkSync(path)
+      if (readFileSync(path, "utf8").trim() === text) unlinkSync(path)
     } catch {
       // already gone
     }
@@ -128,7 +129,7 @@ export const lockDataDir = Effect.gen(function*() {
   const unusable = unusableDirectory(dataDir)
   if (unusable !== undefined) return yield* Effect.fail(userError(`MES_DATA_DIR: ${dataDir} ${unusable}`))
   const path = `${resolve(dataDir)}.lock`
-  yield* Effect.acquireRelease(acquireLock(path, dataDir), () => releaseLock(path))
+  yield* Effect.acquireRelease(acquireLock(path, dataDir), (text) => releaseLock(path, text))
 })
 
 /**
