@@ -4,7 +4,7 @@ import { gzipSync } from "node:zlib"
 import * as Duration from "effect/Duration"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { generateApiKey, keyPrefix, sha256Hex } from "@mes/domain"
-import { client, expectError, type Harness, nestedJob, rawExchange, type Reply, stalledPost, startServer } from "./harness.ts"
+import { client, expectError, type Harness, nestedJob, rawExchange, type Reply, sleep, stalledPost, startServer } from "./harness.ts"
 
 let h: Harness
 let key: string
@@ -455,7 +455,7 @@ describe("a body that does not arrive", () => {
       socket.write(`POST /functions/v1/api-jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)
       const step = Math.ceil(body.length / 10)
       for (let at = 0; at < body.length; at += step) {
-        await new Promise((r) => setTimeout(r, 250))
+        await sleep(250)
         socket.write(body.subarray(at, at + step))
       }
     })
