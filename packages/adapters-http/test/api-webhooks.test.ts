@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Tenants, WEBHOOKS_PER_TENANT } from "@mes/domain"
 import { client, expectDetail, expectError, type Harness, startServer } from "./harness.ts"
 
 let h: Harness
@@ -507,5 +509,53 @@ describe("SSRF guard", () => {
   it("self-hosted allows the same targets", async () => {
     const res = await api.post("/api-webhooks", { url: "http://169.254.169.254/", events: ["job.created"] })
     expect(res.status).toBe(201)
+  })
+})
+
+describe("webhooks per tenant (MES_DEPLOYMENT=cloud)", () => {
+  let cloud: Harness
+  beforeAll(async () => {
+    cloud = await startServer({ deployment: "cloud", env: { MES_DEPLOYMENT: "cloud" } })
+  })
+  afterAll(() => cloud.close())
+
+  /** A cloud tenant on the plan without a daily request limit, so that only the webhook cap can refuse. */
+  const enterprise = async (name: string) => {
+    const t = await cloud.as(name)
+    await cloud.run(Effect.flatMap(Effect.service(Tenants), (ts) => ts.setPlan(t.tenantId, "enterprise")))
+    return t
+  }
+  const hook = (i: number) => ({ url: `https://93.184.216.34/hook/${i}`, events: ["job.created"] })
+
+  it(`a tenant holds at most ${WEBHOOKS_PER_TENANT}: registrations at once past it are 402 QUOTA_EXCEEDED, exactly, and a delete makes room`, async () => {
+    const t = await enterprise("capped")
+    const held: Array<string> = []
+    for (let i = 0; i < WEBHOOKS_PER_TENANT - 3; i++) held.push((await register(hook(i), t.api)).id)
+    // thirty at once for the last three places
+    const racing = await Promise.all(Array.from({ length: 30 }, (_, i) => t.api.post("/api-webhooks", hook(1000 + i))))
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 201, 201, ...Array.from({ length: 27 }, () => 402)])
+    for (const r of racing.filter((r) => r.status === 402)) {
+      expectError(r, 402, "QUOTA_EXCEEDED")
+      expect(r.body.error.message).toBe(`A tenant holds at most ${WEBHOOKS_PER_TENANT} webhooks: delete one to register another`)
+    }
+    expect(await cloud.sql("SELECT count(*)::int AS n FROM webhooks WHERE tenant_id = $1", [t.tenantId])).toEqual([{ n: WEBHOOKS_PER_TENANT }])
+    // spec 7.4: 402 before 422; inactive ones count too
+    expectError(await t.api.post("/api-webhooks", { url: "not a url", events: ["nope"] }), 402, "QUOTA_EXCEEDED")
+    expect((await t.api.patch(`/api-webhooks?id=${held[0]}`, { active: false })).status).toBe(200)
+    expectError(await t.api.post("/api-webhooks", hook(2000)), 402, "QUOTA_EXCEEDED")
+    // another tenant has its own
+    const other = await enterprise("neighbour")
+    await register(hook(0), other.api)
+    // a delete makes room for one
+    expect((await t.api.delete(`/api-webhooks?id=${held[0]}`)).status).toBe(200)
+    expectDetail(await t.api.post("/api-webhooks", { url: "not a url", events: ["job.created"] }), "url", "PATTERN_MISMATCH")
+    await register(hook(3000), t.api)
+    expectError(await t.api.post("/api-webhooks", hook(3001)), 402, "QUOTA_EXCEEDED")
+  })
+
+  it("self-hosted has no cap", async () => {
+    const t = await h.as("uncapped")
+    for (let i = 0; i <= WEBHOOKS_PER_TENANT; i++) await register(hook(i), t.api)
+    expect(await h.sql("SELECT count(*)::int AS n FROM webhooks WHERE tenant_id = $1", [t.tenantId])).toEqual([{ n: WEBHOOKS_PER_TENANT + 1 }])
   })
 })

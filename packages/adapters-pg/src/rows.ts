@@ -18,13 +18,16 @@ export const withoutDoc = <T extends object>(row: T): T => {
 const select = (cols: ReadonlyArray<string>, defaults: Defaults) =>
   cols.map((c) => (defaults[c] !== undefined ? `coalesce(r.${ident(c)}, ${defaults[c]})` : `r.${ident(c)}`)).join(", ")
 
-/** INSERT ... SELECT FROM jsonb_populate_recordset(...) RETURNING *; input order is kept. */
+/**
+ * INSERT ... SELECT FROM jsonb_populate_recordset(...) r [where] RETURNING *; input order is kept. `where` (a WHERE
+ * clause over `r`) can hold rows back: only the inserted ones are answered.
+ */
 export const insertRows = <T extends { readonly id: string }>(
   sql: SqlClient,
   table: string,
   rows: ReadonlyArray<object>,
   defaults: Defaults = {},
-  onConflict = ""
+  where = ""
 ): Effect.Effect<Array<T>, SqlError> =>
   Effect.gen(function*() {
     if (rows.length === 0) return []
@@ -32,7 +35,7 @@ export const insertRows = <T extends { readonly id: string }>(
     const out = yield* sql.unsafe<T>(
       `INSERT INTO ${ident(table)} (${cols.map(ident).join(", ")})
        SELECT ${select(cols, defaults)} FROM jsonb_populate_recordset(null::${ident(table)}, $1::jsonb) r
-       ${onConflict} RETURNING *`,
+       ${where} RETURNING *`,
       [JSON.stringify(rows)]
     )
     const order = new Map(rows.map((r, i) => [(r as { id: string }).id, i]))

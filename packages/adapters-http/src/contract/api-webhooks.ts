@@ -19,7 +19,8 @@ import {
   listQuery,
   many,
   okEnvelope,
-  one
+  one,
+  quotaErrors
 } from "./envelope.ts"
 
 export { webhookListSpec, webhookLogListSpec }
@@ -37,7 +38,9 @@ export class WebhooksGroup extends crud("webhooks", "/api-webhooks", {
   list: webhookListSpec,
   create: WebhookCreate,
   createdSuccess: WebhookCreated,
-  patch: WebhookPatch
+  patch: WebhookPatch,
+  // a cloud tenant's registrations are capped (DECISIONS: Webhooks API)
+  createErrors: quotaErrors
 }).add(
   HttpApiEndpoint.post("test", "/api-webhooks/test", { query: idQuery, success: Queued, error: apiErrors })
 ) {}

@@ -82,6 +82,7 @@ export {
   ForbiddenError,
   NotFoundError,
   PreconditionFailedError,
+  QuotaExceededError,
   RateLimitError,
   ServiceUnavailableError,
   UnauthorizedError,

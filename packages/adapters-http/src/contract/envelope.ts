@@ -48,6 +48,9 @@ export class PreconditionFailedError extends Schema.Class<PreconditionFailedErro
 /** The database cannot serve the request now (unavailable.ts) or the request outlived MES_REQUEST_TIMEOUT; comes with `Retry-After`. */
 export class ServiceUnavailableError extends Schema.Class<ServiceUnavailableError>("ServiceUnavailableError")(errorBody(["SERVICE_UNAVAILABLE"]).fields, { httpApiStatus: 503 }) {}
 
+/** A cloud tenant holds as many records of a kind as it may (webhooks: DECISIONS, Webhooks API). */
+export class QuotaExceededError extends Schema.Class<QuotaExceededError>("QuotaExceededError")(errorBody(["QUOTA_EXCEEDED"]).fields, { httpApiStatus: 402 }) {}
+
 /** The tenant's plan allows no more requests today (cloud mode, spec 8); comes with `Retry-After`. */
 export class RateLimitError extends Schema.Class<RateLimitError>("RateLimitError")({
   success: Schema.Literal(false),
@@ -89,7 +92,10 @@ export const apiErrors = [BadRequestError, UnauthorizedError, ForbiddenError, No
 /** A PATCH may also answer 412 (If-Match names an older version). */
 export const patchErrors = [...apiErrors, PreconditionFailedError] as const
 
-/** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path. */
+/** A create that a cloud tenant's quota can refuse may also answer 402. */
+export const quotaErrors = [...apiErrors, QuotaExceededError] as const
+
+/** GET (list or ?id=), POST, PATCH ?id=, DELETE ?id= on one spec path; `createErrors` when POST answers more. */
 export const crud = <const G extends string, const P extends `/${string}`>(
   group: G,
   path: P,
@@ -103,6 +109,7 @@ export const crud = <const G extends string, const P extends `/${string}`>(
     create: Schema.Top
     createdSuccess?: Schema.Top
     patch: Schema.Top
+    createErrors?: typeof quotaErrors
   }
 ) =>
   HttpApiGroup.make(group).add(
@@ -114,7 +121,8 @@ export const crud = <const G extends string, const P extends `/${string}`>(
     HttpApiEndpoint.post("create", path, {
       payload: o.create as Schema.Codec<unknown, unknown>,
       success: created(o.createdSuccess ?? one(o.singular, o.record)),
-      error: apiErrors
+      // typed as the wider list: the 402 of a group that has no quota is never answered
+      error: (o.createErrors ?? apiErrors) as ReadonlyArray<typeof quotaErrors[number]>
     }),
     HttpApiEndpoint.patch("update", path, {
       query: idQuery,

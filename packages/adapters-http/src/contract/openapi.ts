@@ -125,6 +125,7 @@ const describe = (group: string, name: string, method: string, path: string): re
 const ERROR_RESPONSES: Readonly<Record<string, string>> = {
   "400": "BAD_REQUEST: the body is not JSON (or nests too deep), or a header or query parameter is malformed.",
   "401": "UNAUTHORIZED: the credentials are missing or invalid.",
+  "402": "QUOTA_EXCEEDED: the tenant holds as many records of the kind as a cloud deployment allows (webhooks); delete one first.",
   "403": "FORBIDDEN: the record or a referenced one belongs to another tenant, or the caller lacks the role.",
   "404": "NOT_FOUND: no such record.",
   "409": "CONFLICT or INVALID_STATE_TRANSITION: the record is still referenced, the transition is not allowed, or a request with the same Idempotency-Key is still running.",

@@ -14,8 +14,12 @@ export const WebhookStorePg = Layer.effect(WebhookStore, Effect.gen(function*() 
   const sql = yield* SqlClient
   const writes = recordWrites<Webhook>(sql, { table: "webhooks", columns: (yield* Catalog).columns("webhooks") })
   return WebhookStore.of({
-    insert: (row) =>
-      insertRows<WebhookRow & { secret: string }>(sql, "webhooks", [row]).pipe(Effect.map((rows) => rows[0]!), Effect.orDie),
+    // the cap is counted by mes_webhooks_held (migration 0036), exactly under concurrent registrations
+    insert: (row, cap) =>
+      insertRows<WebhookRow & { secret: string }>(sql, "webhooks", [row], {}, cap === undefined ? "" : `WHERE mes_webhooks_held(r.tenant_id) < ${Math.trunc(cap)}`)
+        .pipe(Effect.map((rows) => rows[0]), Effect.orDie),
+    count: (tenantId) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM webhooks WHERE tenant_id = ${tenantId}`.pipe(Effect.map(([r]) => r!.n), Effect.orDie),
     list: (tenantId, q) => {
       const f = q.filters
       const where = [sql`w.tenant_id = ${tenantId}`]

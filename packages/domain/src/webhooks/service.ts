@@ -4,7 +4,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type BadRequest, Forbidden, NotFound, ValidationFailed } from "../errors.ts"
+import { DeploymentConfig } from "../billing/rate-limits.ts"
+import { type BadRequest, Forbidden, NotFound, QuotaExceeded, ValidationFailed } from "../errors.ts"
 import { readOwned, settlePatch, settleRemove } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
@@ -27,6 +28,15 @@ import { WebhookLogStore, type WebhookRow, WebhookStore } from "./store.ts"
 import { UrlGuard } from "./url-guard.ts"
 
 type Services = CurrentTenant
+
+/**
+ * The webhooks a tenant may hold in a cloud deployment (DECISIONS: Webhooks API): each event fans out to every one
+ * of them, so this bounds what one request can make the dispatcher send.
+ */
+export const WEBHOOKS_PER_TENANT = 100
+
+const quotaExceeded = (cap: number) =>
+  new QuotaExceeded({ message: `A tenant holds at most ${cap} webhooks: delete one to register another` })
 
 /** `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret form). */
 export const generateWebhookSecret = (): string => {
@@ -67,7 +77,7 @@ const formDetails = (raw: unknown, required: boolean): Array<ValidationDetail> =
 
 export class Webhooks extends Context.Service<Webhooks, {
   /** Registers a receiver; answers the record with its secret (the only time it is shown). */
-  readonly create: (input: unknown) => Effect.Effect<WebhookWithSecret, ValidationFailed, Services>
+  readonly create: (input: unknown) => Effect.Effect<WebhookWithSecret, QuotaExceeded | ValidationFailed, Services>
   readonly list: (query: Readonly<Record<string, string>>) => Effect.Effect<Page<Webhook>, BadRequest | ValidationFailed, Services>
   readonly get: (id: string) => Effect.Effect<JsonText<Webhook>, NotFound | Forbidden, Services>
   /** `active`, `url`, `events` / `event_type`, `description`. */
@@ -84,6 +94,7 @@ export class Webhooks extends Context.Service<Webhooks, {
     const withRefs = Effect.provideService(References, references)
     const decodeCreate = decodeInput(WebhookCreate, "webhook", { record: Webhook })
     const decodePatch = decodePatchInput(WebhookPatch, "webhook")
+    const cap = (yield* DeploymentConfig) === "cloud" ? WEBHOOKS_PER_TENANT : undefined
 
     /** The SSRF guard (cloud: no loopback, private, link-local or metadata targets); 422 PATTERN_MISMATCH. */
     const urlRefusal = (raw: unknown) =>
@@ -117,7 +128,10 @@ export class Webhooks extends Context.Service<Webhooks, {
       create: (raw) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const input = yield* validate(decodeCreate, raw, true)
+          // spec 7.4: 402 before 422
+          const input = yield* validate(decodeCreate, raw, true).pipe(Effect.tapError(() =>
+            cap === undefined ? Effect.void : Effect.flatMap(store.count(tenant.id), (n) => n >= cap ? Effect.fail(quotaExceeded(cap)) : Effect.void)
+          ))
           const row = yield* store.insert({
             id: newId(),
             tenant_id: tenant.id,
@@ -126,7 +140,8 @@ export class Webhooks extends Context.Service<Webhooks, {
             secret: input.secret ?? generateWebhookSecret(),
             active: input.active ?? true,
             description: input.description ?? null
-          })
+          }, cap)
+          if (row === undefined) return yield* quotaExceeded(cap!)
           return { ...present(row), secret: row.secret }
         }),
       list: listWith(webhookListSpec, store.list),

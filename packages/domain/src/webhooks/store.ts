@@ -32,8 +32,13 @@ export type WebhookLogListQuery = ListQuery<typeof webhookLogListSpec["filters"]
 
 /** Every read but `insert` leaves the secret out, so it cannot leak into a listing or a log line. */
 export class WebhookStore extends Context.Service<WebhookStore, {
-  /** Returns the new row with its secret. */
-  readonly insert: (row: NewWebhook) => Effect.Effect<WebhookRow & { readonly secret: string }>
+  /**
+   * Returns the new row with its secret; with `cap`, inserts only while the tenant holds fewer webhooks than that,
+   * counted exactly under concurrent registrations, and answers undefined when it holds as many.
+   */
+  readonly insert: (row: NewWebhook, cap?: number) => Effect.Effect<(WebhookRow & { readonly secret: string }) | undefined>
+  /** How many webhooks the tenant holds (active or not). */
+  readonly count: (tenantId: string) => Effect.Effect<number>
   readonly list: (tenantId: string, query: WebhookListQuery) => Effect.Effect<Slice<Webhook>>
   /** A registration as the API shows it, with its owner. */
   readonly read: (tenantId: string, id: string) => Effect.Effect<Owned<Webhook>>
