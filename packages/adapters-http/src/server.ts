@@ -155,6 +155,10 @@ const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).diges
 const ifMatchAccepts = (header: string, etag: string) =>
   header.split(",").map((t) => t.trim()).some((t) => t === "*" || t === etag)
 
+/** If-None-Match (RFC 9110 13.1.2): `*` or a list of entity tags, compared weakly (`W/` ignored). */
+const ifNoneMatchHolds = (header: string, etag: string) =>
+  header.split(",").map((t) => t.trim()).some((t) => t === "*" || t.replace(/^W\//, "") === etag)
+
 /** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag), by group: every exported entity's. */
 const versionedTables: Readonly<Record<string, ReferenceTable>> = Object.fromEntries(
   Object.entries(EXPORT_ENTITIES).map(([entity, table]) => [entity.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()), table])
@@ -477,10 +481,16 @@ export const routes = <R>(
             if ("response" in reply && reply.response !== undefined) return reply.response
             const body = (reply as KeptReply).body
             if (nodeResponse !== undefined) buffers.giveBackAfter(nodeResponse, body)
+            // a read of one record carries its version for a later If-Match, and answers 304 without the record
+            // when If-None-Match names that version (a client's cached copy is current)
+            const etag = request.method === "GET" && query.id !== undefined && reply.status === 200 ? etagOf(body) : undefined
+            const cached = request.headers["if-none-match"]
+            if (etag !== undefined && cached !== undefined && ifNoneMatchHolds(cached, etag)) {
+              return HttpServerResponse.empty({ status: 304, headers: { ...CORS_HEADERS, etag } })
+            }
             return bytes(reply.status, body, {
               ...(replayed ? { "idempotent-replayed": "true" } : {}),
-              // a read of one record carries its version for a later If-Match
-              ...(request.method === "GET" && query.id !== undefined && reply.status === 200 ? { etag: etagOf(body) } : {})
+              ...(etag !== undefined ? { etag } : {})
             })
           }),
           Effect.catch((e: DomainError) => {

@@ -162,6 +162,25 @@ describe("ETag and If-Match", () => {
     }
   })
 
+  it("a read with If-None-Match naming the current tag is 304 without the record; another tag, or a changed record, is 200", async () => {
+    for (const r of await resources()) {
+      const etag = (await api.get(`${r.path}?id=${r.id}`)).headers.get("etag")!
+      for (const cached of [etag, `W/${etag}`, `"nope", ${etag}`, "*"]) {
+        const same = await api.get(`${r.path}?id=${r.id}`, { headers: { "if-none-match": cached } })
+        expect([r.path, cached, same.status, same.body, same.headers.get("etag")]).toEqual([r.path, cached, 304, "", etag])
+      }
+      const other = await api.get(`${r.path}?id=${r.id}`, { headers: { "if-none-match": '"nope"' } })
+      expect([other.status, other.body.data[r.singular].id]).toEqual([200, r.id])
+      expect((await api.send("PATCH", `${r.path}?id=${r.id}`, r.patch("changed"))).status).toBe(200)
+      const changed = await api.get(`${r.path}?id=${r.id}`, { headers: { "if-none-match": etag } })
+      expect([changed.status, changed.body.data[r.singular][r.field]]).toEqual([200, "changed"])
+      expect(changed.headers.get("etag")).not.toBe(etag)
+    }
+    // lists and unknown ids are answered as before
+    expect((await api.get("/api-jobs?limit=1", { headers: { "if-none-match": "*" } })).status).toBe(200)
+    expectError(await api.get("/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11", { headers: { "if-none-match": "*" } }), 404, "NOT_FOUND")
+  })
+
   it("404 comes before 412, and two PATCHes with the same If-Match at once: one wins, one is 412", async () => {
     expectError(await api.send("PATCH", "/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11", { notes: "x" }, { headers: { "if-match": '"x"' } }), 404, "NOT_FOUND")
     const [job] = await resources()
