@@ -151,13 +151,12 @@ const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest) => {
 /** A strong validator of one record's representation: the hash of the bytes a read of it answers. */
 const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
 
-/** If-Match (RFC 9110 13.1.1): `*` or a list of entity tags, compared strongly (weak tags never match). */
-const ifMatchAccepts = (header: string, etag: string) =>
-  header.split(",").map((t) => t.trim()).some((t) => t === "*" || t === etag)
-
-/** If-None-Match (RFC 9110 13.1.2): `*` or a list of entity tags, compared weakly (`W/` ignored). */
-const ifNoneMatchHolds = (header: string, etag: string) =>
-  header.split(",").map((t) => t.trim()).some((t) => t === "*" || t.replace(/^W\//, "") === etag)
+/**
+ * Whether an If-Match or If-None-Match header names `etag`: `*` or a list of entity tags (RFC 9110 13.1), compared
+ * strongly for If-Match (a weak tag never matches) and weakly for If-None-Match (`W/` ignored).
+ */
+const namesTag = (header: string, etag: string, comparison: "strong" | "weak") =>
+  header.split(",").map((t) => t.trim()).some((t) => t === "*" || (comparison === "weak" ? t.replace(/^W\//, "") : t) === etag)
 
 /** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag), by group: every exported entity's. */
 const versionedTables: Readonly<Record<string, ReferenceTable>> = Object.fromEntries(
@@ -419,7 +418,7 @@ export const routes = <R>(
       Option.isNone(tx) ? write : tx.value.transaction(Effect.gen(function*() {
         yield* tx.value.lockRows(versioned.table, [id])
         const current = yield* versioned.read({ query: { id }, body: undefined })
-        if (!ifMatchAccepts(ifMatch, etagOf(successBytes(current.data)))) {
+        if (!namesTag(ifMatch, etagOf(successBytes(current.data)), "strong")) {
           return yield* new PreconditionFailed({ message: "The record changed since the version named in If-Match; read it again (GET ?id=) for its current ETag" })
         }
         return yield* write
@@ -485,7 +484,7 @@ export const routes = <R>(
             // when If-None-Match names that version (a client's cached copy is current)
             const etag = request.method === "GET" && query.id !== undefined && reply.status === 200 ? etagOf(body) : undefined
             const cached = request.headers["if-none-match"]
-            if (etag !== undefined && cached !== undefined && ifNoneMatchHolds(cached, etag)) {
+            if (etag !== undefined && cached !== undefined && namesTag(cached, etag, "weak")) {
               return HttpServerResponse.empty({ status: 304, headers: { ...CORS_HEADERS, etag } })
             }
             return bytes(reply.status, body, {
