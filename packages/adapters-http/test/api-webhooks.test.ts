@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Tenants, WEBHOOKS_PER_TENANT } from "@mes/domain"
+import { WEBHOOKS_PER_TENANT } from "@mes/domain"
 import { client, expectDetail, expectError, type Harness, startServer } from "./harness.ts"
 
 let h: Harness
@@ -522,7 +521,7 @@ describe("webhooks per tenant (MES_DEPLOYMENT=cloud)", () => {
   /** A cloud tenant on the plan without a daily request limit, so that only the webhook cap can refuse. */
   const enterprise = async (name: string) => {
     const t = await cloud.as(name)
-    await cloud.run(Effect.flatMap(Effect.service(Tenants), (ts) => ts.setPlan(t.tenantId, "enterprise")))
+    await cloud.setPlan(t.tenantId, "enterprise")
     return t
   }
   const hook = (i: number) => ({ url: `https://93.184.216.34/hook/${i}`, events: ["job.created"] })

@@ -2,7 +2,7 @@
 import { connect, type Socket } from "node:net"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
-import { DomainLive, Tenants } from "@mes/domain"
+import { DomainLive, type Plan, Tenants } from "@mes/domain"
 import { StoresPg, testDatabase } from "@mes/adapters-pg"
 import { type Deployment, HttpServerLive, urlGuardFor, UrlGuardLive } from "../src/index.ts"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -20,6 +20,8 @@ export interface Harness {
   readonly sql: (statement: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Record<string, unknown>>>
   /** Runs an effect with the server's services (database, stores, domain), e.g. to build a dispatcher layer. */
   readonly run: <A>(effect: Effect.Effect<A, unknown, any>) => Promise<A>
+  /** Moves a tenant to another plan (its daily request limit in cloud mode). */
+  readonly setPlan: (tenantId: string, plan: Plan) => Promise<unknown>
   readonly close: () => Promise<void>
 }
 
@@ -73,6 +75,7 @@ export const startServer = async (
         return (yield* sql.unsafe(statement, params)) as ReadonlyArray<Record<string, unknown>>
       })),
     run,
+    setPlan: (tenantId, plan) => run(Effect.flatMap(Effect.service(Tenants), (t) => t.setPlan(tenantId, plan))),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

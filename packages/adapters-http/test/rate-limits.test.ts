@@ -1,8 +1,6 @@
 // Plan limits in cloud mode (spec 8; issue 10): requests per tenant per UTC day, counted in the database,
 // 429 RATE_LIMIT_EXCEEDED past the limit, the limit headers on every response; nothing of it self-hosted.
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Plan, Tenants } from "@mes/domain"
 import { expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let cloud: Harness
@@ -16,8 +14,6 @@ afterAll(async () => {
   await cloud.close()
   await selfHosted.close()
 })
-
-const setPlan = (tenantId: string, plan: Plan) => cloud.run(Effect.flatMap(Effect.service(Tenants), (t) => t.setPlan(tenantId, plan)))
 
 const nextUtcMidnight = () => {
   const now = new Date()
@@ -60,7 +56,7 @@ describe("cloud plan limits (MES_DEPLOYMENT=cloud)", () => {
     expect(theirs.headers.get("x-ratelimit-remaining")).toBe("99")
 
     // an upgrade lifts the limit at once
-    await setPlan(t.tenantId, "pro")
+    await cloud.setPlan(t.tenantId, "pro")
     const upgraded = await t.api.get("/api-jobs")
     expect(upgraded.status).toBe(200)
     expect(upgraded.headers.get("x-ratelimit-limit")).toBe("1000")
@@ -77,10 +73,10 @@ describe("cloud plan limits (MES_DEPLOYMENT=cloud)", () => {
   it("plans: pro 1,000, premium 10,000, enterprise unlimited (not counted, no headers)", async () => {
     const t = await cloud.as("Plans")
     for (const [plan, limit] of [["pro", "1000"], ["premium", "10000"]] as const) {
-      await setPlan(t.tenantId, plan)
+      await cloud.setPlan(t.tenantId, plan)
       expect((await t.api.get("/api-jobs")).headers.get("x-ratelimit-limit")).toBe(limit)
     }
-    await setPlan(t.tenantId, "enterprise")
+    await cloud.setPlan(t.tenantId, "enterprise")
     const before = await cloud.sql("SELECT requests FROM api_request_counts WHERE tenant_id = $1", [t.tenantId])
     const res = await t.api.get("/api-jobs")
     expect(res.status).toBe(200)
