@@ -110,7 +110,7 @@ const main = async () => {
     DeliveryStore.of({
       ...store,
       fanOut: (limit) => timed("fanOut", store.fanOut(limit), (n) => n),
-      claimDue: (limit, leaseMs) => timed("claimDue", store.claimDue(limit, leaseMs), (ds) => ds.length),
+      claimDue: (limit, leaseMs, share) => timed("claimDue", store.claimDue(limit, leaseMs, share), (ds) => ds.length),
       record: (attempts) => timed("record", store.record(attempts), (n) => n)
     })))
   let dispatcher: Scope.Closeable | undefined

@@ -210,7 +210,7 @@ describe("retry schedule and signing helpers", () => {
     for (const bad of ["", "5", "5x", "1s,,2s", "-1s", "Infinity"]) expect(() => parseRetrySchedule(bad), bad).toThrow(/is not comma-separated delays/)
   })
 
-  it("a timeout or poll interval of 0, any of them beyond 365 days, or a concurrency beyond 1000 is refused where the dispatcher is built", () => {
+  it("a timeout or poll interval of 0, any of them beyond 365 days, or a concurrency (all, or a tenant's) beyond 1000 is refused where the dispatcher is built", () => {
     // at 0: a busy poll or instant timeouts; beyond: leases and next attempts PostgreSQL's timestamps cannot hold
     for (const [options, wanted] of [
       [{ pollInterval: "0 millis" }, "the webhook poll interval must be a duration of more than 0 and at most 365d"],
@@ -220,7 +220,9 @@ describe("retry schedule and signing helpers", () => {
       [{ schedule: ["0 millis", "400 days"] }, "the webhook retry schedule needs at least one delay, each from 0 to 365d"],
       // a worker is a fiber started at once: 100,000,000 of them kept the server from starting
       [{ concurrency: 100_000_000 }, "the webhook concurrency must be a whole number from 1 to 1000"],
-      [{ concurrency: 0 }, "the webhook concurrency must be a whole number from 1 to 1000"]
+      [{ concurrency: 0 }, "the webhook concurrency must be a whole number from 1 to 1000"],
+      [{ tenantConcurrency: 0 }, "the webhook concurrency of a tenant must be a whole number from 1 to 1000"],
+      [{ tenantConcurrency: 2.5 }, "the webhook concurrency of a tenant must be a whole number from 1 to 1000"]
     ] as const) {
       const exit = Effect.runSyncExit(Layer.build(WebhookDispatcher.layer(options)).pipe(Effect.scoped) as unknown as Effect.Effect<unknown, unknown>)
       expect(Exit.isFailure(exit), wanted).toBe(true)
@@ -440,6 +442,59 @@ describe("webhook dispatcher", () => {
     expect(Date.now() - t0).toBeLessThan(2_800) // the first slow attempt has not answered yet
     await waitFor("both slow attempts", () => receiver.at(slow.path).length >= 2, 8_000)
     expect(receiver.at(fast.path)).toHaveLength(2)
+  })
+
+  describe("one tenant's receivers that answer late or never leave workers to the other tenants", () => {
+    // four workers, two of them at most for a slow tenant (one whose attempt ran 1 s); an attempt gives up after
+    // 2 s and is not retried
+    const SHARED: DispatcherOptions = { concurrency: 4, timeout: "2 seconds", schedule: ["0 millis"], shutdownGrace: "10 millis" }
+    /** A tenant whose webhook's receiver answers as `behaviour` says, with `n` deliveries due. */
+    const tenantWith = async (name: string, n: number, behaviour?: Behaviour) => {
+      const t = await h.as(name)
+      const hook = receiver.path(behaviour)
+      await register(t.api, hook.url, ["operation.completed"])
+      for (let i = 0; i < n; i++) await enqueue(t.tenantId, "operation.completed", { n: i })
+      return { ...t, hook }
+    }
+    const hang: Behaviour = () => ({ hang: true })
+
+    it("a slow tenant sends at most half of them at once: another's delivery goes out at once", async () => {
+      const hole = await tenantWith("Black Hole", 20, hang)
+      const other = await tenantWith("Beside The Hole", 0)
+      await startDispatcher(SHARED)
+      // its first attempts take all four workers; when they time out it is slow, and sends two at a time
+      await waitFor("the first attempts time out and two more go", () => receiver.at(hole.hook.path).length >= 6, 5_000)
+      await sleep(300)
+      expect(receiver.at(hole.hook.path)).toHaveLength(6)
+      const t0 = Date.now()
+      await enqueue(other.tenantId, "operation.completed", { n: 1 })
+      await waitFor("the other tenant's delivery", () => receiver.at(other.hook.path).length >= 1, 10_000)
+      expect(Date.now() - t0).toBeLessThan(1_000)
+      expect(receiver.at(hole.hook.path)).toHaveLength(6)
+    })
+
+    it("a tenant whose receiver answers in time is not limited", async () => {
+      const quick = await tenantWith("Answers In Time", 12, () => ({ delayMs: 300 }))
+      await startDispatcher(SHARED)
+      await waitFor("all its deliveries", () => receiver.at(quick.hook.path).length >= 12, 5_000)
+      // four at once from the start, and in every round after
+      const at = receiver.at(quick.hook.path).map((r) => r.at)
+      expect(at[3]! - at[0]!).toBeLessThan(250)
+      expect(at[7]! - at[4]!).toBeLessThan(250)
+    })
+
+    it("two slow tenants hold every worker: another's delivery goes out as their attempts time out, not after their backlog", async () => {
+      const holes = [await tenantWith("Black Hole One", 12, hang), await tenantWith("Black Hole Two", 12, hang)]
+      const other = await tenantWith("Behind Two Holes", 0)
+      await startDispatcher(SHARED)
+      await waitFor("both black holes' attempts", () => holes.every((hole) => receiver.at(hole.hook.path).length >= 2))
+      // every worker is held now, and the other tenant's delivery is the newest of all
+      const t0 = Date.now()
+      await enqueue(other.tenantId, "operation.completed", { n: 1 })
+      await waitFor("the other tenant's delivery", () => receiver.at(other.hook.path).length >= 1, 20_000)
+      // within two rounds of timeouts (2 s each), not after the black holes' 24 deliveries (12 s)
+      expect(Date.now() - t0).toBeLessThan(5_000)
+    })
   })
 
   it("two dispatchers on one database make each attempt once", async () => {

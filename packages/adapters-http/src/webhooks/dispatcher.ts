@@ -9,7 +9,11 @@
 //      subscribed active webhook of the event's tenant and leave the outbox (DeliveryStore.fanOut, one statement);
 //   2. claim: due pending deliveries are leased (`lease`) into a local queue that `concurrency`
 //      workers take from, each sending one attempt at a time, so one slow receiver never delays the
-//      others; the loop claims again when the queue is half empty, so a worker that finishes starts
+//      others. The claim shares the workers between tenants: each place goes to the tenant holding
+//      the fewest, oldest delivery first within a tenant, and a slow tenant (receivers that answer late or
+//      never) holds at most `tenantConcurrency` (half the workers by default), so one tenant's backlog
+//      or unanswering receivers never hold up another's deliveries behind them. The loop claims again
+//      when the queue is half empty, so a worker that finishes starts
 //      its next attempt without waiting for a round trip (up to `concurrency` claimed deliveries
 //      wait, none when the lease is too short to let them);
 //   3. record: the attempt's outcome, next attempt time and log row; the attempts that finish
@@ -64,6 +68,12 @@ export interface DispatcherOptions {
   readonly timeout?: Duration.Input
   /** Attempts in flight at once in this dispatcher. Default 32. */
   readonly concurrency?: number
+  /**
+   * Attempts of one slow tenant (one whose attempt ran 1 s, or half the timeout, within the last 30 s) claimed or
+   * sent at once in this dispatcher, so that receivers that answer late or never leave workers to the other
+   * tenants. Default half of `concurrency`, at least 1.
+   */
+  readonly tenantConcurrency?: number
   /** Outbox events fanned out per statement. Default 100. */
   readonly batchSize?: number
   /** How long a claim holds a delivery; must exceed `timeout`. Default timeout + 50 s. */
@@ -77,6 +87,7 @@ interface Resolved {
   readonly pollMs: number
   readonly timeoutMs: number
   readonly concurrency: number
+  readonly tenantConcurrency: number
   readonly batchSize: number
   readonly leaseMs: number
   readonly graceMs: number
@@ -104,15 +115,19 @@ const resolve = (o: DispatcherOptions): Resolved => {
     }
   }
   // each worker is a fiber started at once: 100,000,000 of them never let the server start
-  if (o.concurrency !== undefined && !(Number.isInteger(o.concurrency) && o.concurrency >= 1 && o.concurrency <= MAX_WEBHOOK_CONCURRENCY)) {
-    throw new WebhookConfigError({ message: `the webhook concurrency must be a whole number from 1 to ${MAX_WEBHOOK_CONCURRENCY}` })
+  for (const [what, n] of [["concurrency", o.concurrency], ["concurrency of a tenant", o.tenantConcurrency]] as const) {
+    if (n !== undefined && !(Number.isInteger(n) && n >= 1 && n <= MAX_WEBHOOK_CONCURRENCY)) {
+      throw new WebhookConfigError({ message: `the webhook ${what} must be a whole number from 1 to ${MAX_WEBHOOK_CONCURRENCY}` })
+    }
   }
   const positive = (n: number | undefined, fallback: number) => (n !== undefined && Number.isInteger(n) && n > 0 ? n : fallback)
+  const concurrency = positive(o.concurrency, 32)
   return {
     scheduleMs,
     pollMs,
     timeoutMs,
-    concurrency: positive(o.concurrency, 32),
+    concurrency,
+    tenantConcurrency: Math.min(concurrency, positive(o.tenantConcurrency, Math.ceil(concurrency / 2))),
     batchSize: positive(o.batchSize, 100),
     leaseMs: Math.max(ms(o.lease ?? timeoutMs + 50_000), timeoutMs + 1_000),
     graceMs: ms(o.shutdownGrace ?? "5 seconds")
@@ -204,6 +219,11 @@ const MAX_BODY_READ = 64 * 1024
 
 /** How long the dispatcher trusts what it learned about a tenant's webhooks (whether it has an active one). */
 const SUBSCRIPTIONS_TTL_MS = 5_000
+/** An attempt that runs this long (or half the timeout, when that is shorter) makes its tenant slow... */
+const SLOW_ATTEMPT_MS = 1_000
+/** ...for this long after it: the tenant is limited to `tenantConcurrency` of the workers. */
+const SLOW_FOR_MS = 30_000
+
 /** Tenants remembered at most; all are forgotten when full (a miss only asks again). */
 const SUBSCRIPTIONS_CAPACITY = 10_000
 
@@ -319,6 +339,39 @@ const make = (options: DispatcherOptions) =>
     // Leased and not yet recorded, by id (claimed and waiting for a worker, being sent, or being
     // recorded): what shutdown releases.
     const inFlight = new Map<string, ClaimedDelivery>()
+    // Sharing the workers between tenants. `held`: claimed and not yet answered (waiting for a worker or
+    // being sent), by tenant: each claim gives its places to the tenants holding fewest. A tenant is slow for
+    // SLOW_FOR_MS after one of its attempts ran `slowMs` (a receiver that answers late or never): then it is
+    // given no more than `tenantConcurrency` held, and a worker sends no more than that many of its attempts at
+    // once (one claimed before the tenant turned slow goes back to the database), so the other workers stay free
+    // for the other tenants. A tenant whose receivers answer in time is not limited.
+    const held = new Map<string, number>()
+    const sendingOf = new Map<string, number>()
+    const started = new Map<string, { readonly tenantId: string; readonly at: number }>()
+    const slowUntil = new Map<string, number>()
+    const slowMs = Math.min(SLOW_ATTEMPT_MS, config.timeoutMs / 2)
+    const count = (m: Map<string, number>, tenantId: string, by: number) => {
+      const n = (m.get(tenantId) ?? 0) + by
+      if (n <= 0) m.delete(tenantId)
+      else m.set(tenantId, n)
+    }
+    const isSlow = (tenantId: string) => {
+      const until = slowUntil.get(tenantId)
+      if (until === undefined) return false
+      if (until > Date.now()) return true
+      slowUntil.delete(tenantId)
+      return false
+    }
+    /** The room of each slow tenant in the next claim (the others have no limit). */
+    const roomOfSlowTenants = () => {
+      const now = Date.now()
+      for (const s of started.values()) if (now - s.at >= slowMs) slowUntil.set(s.tenantId, now + SLOW_FOR_MS)
+      const room = new Map<string, number>()
+      for (const tenantId of [...slowUntil.keys()]) {
+        if (isSlow(tenantId)) room.set(tenantId, config.tenantConcurrency - (held.get(tenantId) ?? 0))
+      }
+      return room
+    }
     // Claimed deliveries wait here for one of `concurrency` workers, so a worker that finishes
     // starts the next attempt at once instead of waiting for a claim round trip. The loop claims
     // again when the queue runs low; a waiting delivery whose lease could run out before its
@@ -472,19 +525,33 @@ const make = (options: DispatcherOptions) =>
     const worker = Effect.gen(function*() {
       for (;;) {
         const { delivery, sendBy } = yield* Queue.take(ready)
+        const tenantId = delivery.tenantId
         if (Queue.sizeUnsafe(ready) <= depth / 2) wakeUp.openUnsafe()
-        if (Date.now() > sendBy) {
-          // waited too long for a worker: another dispatcher may claim it once the lease ends
+        if (Date.now() > sendBy || (isSlow(tenantId) && (sendingOf.get(tenantId) ?? 0) >= config.tenantConcurrency)) {
+          // waited too long for a worker, or its tenant is slow and sends its share already: back to the
+          // database, for another dispatcher or a later claim
           inFlight.delete(delivery.id)
+          count(held, tenantId, -1)
           yield* store.release([delivery.id]).pipe(Effect.catchCause(() => Effect.void))
           continue
         }
         sending++
+        count(sendingOf, tenantId, 1)
+        const at = Date.now()
+        started.set(delivery.id, { tenantId, at })
         // interruptible until the receiver answered; from then on the outcome is handed to the
         // recorder even if shutdown interrupts now
         yield* Effect.uninterruptibleMask((restore) =>
           restore(attempt(delivery)).pipe(
-            Effect.onExit(() => Effect.sync(() => sending--)),
+            Effect.onExit(() =>
+              Effect.sync(() => {
+                sending--
+                count(sendingOf, tenantId, -1)
+                count(held, tenantId, -1)
+                started.delete(delivery.id)
+                if (Date.now() - at >= slowMs) slowUntil.set(tenantId, Date.now() + SLOW_FOR_MS)
+              })
+            ),
             Effect.flatMap((outcome) => Queue.offer(toRecord, outcome))
           )
         )
@@ -511,10 +578,11 @@ const make = (options: DispatcherOptions) =>
         4 * config.concurrency - inFlight.size
       )
       if (waiting <= depth / 2 && want > 0) {
-        const claimed = yield* store.claimDue(want, config.leaseMs)
+        const claimed = yield* store.claimDue(want, config.leaseMs, { held, room: roomOfSlowTenants() })
         const sendBy = Date.now() + sendSlackMs
         for (const d of claimed) {
           inFlight.set(d.id, d)
+          count(held, d.tenantId, 1)
           yield* Queue.offer(ready, { delivery: d, sendBy })
         }
         if (claimed.length >= want) more = true

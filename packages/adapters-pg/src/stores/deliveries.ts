@@ -4,7 +4,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type ClaimedDelivery, DeliveryStore } from "@mes/domain"
+import { type ClaimedDelivery, type DeliveryShare, DeliveryStore } from "@mes/domain"
+import { arrayParam } from "../sql-text.ts"
 import { uuidArray } from "./common.ts"
 
 // The body is built once, here, and stored: every attempt sends (and signs) the same bytes. Key
@@ -36,21 +37,52 @@ WITH ev AS (
 DELETE FROM outbox o USING ev WHERE o.id = ev.id
 RETURNING o.id`
 
+// Due deliveries shared between tenants (DECISIONS: Webhook delivery): each place goes to the tenant that holds
+// the fewest attempts in the claiming dispatcher ($3/$4, with the places this claim gave it), its oldest due
+// delivery first, and a tenant given room ($5, null: no limit) gets no more than that; so one tenant's backlog
+// is never sent before another's first delivery. The tenants with pending deliveries are found by a loose scan of
+// the pending index (one probe per tenant, migration 0037), each one's due deliveries by a range of it.
 const CLAIM = `
-WITH due AS (
-  SELECT tenant_id, id
-  FROM webhook_deliveries
-  WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
-  ORDER BY next_attempt_at
-  LIMIT $1
+WITH RECURSIVE tenants AS (
+  (SELECT tenant_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY tenant_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT d.tenant_id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.tenant_id > t.tenant_id ORDER BY d.tenant_id LIMIT 1)
+  FROM tenants t
+  WHERE t.tenant_id IS NOT NULL
+), held AS (
+  SELECT * FROM unnest($3::uuid[], $4::int[], $5::int[]) AS h (tenant_id, n, room)
+), ranked AS (
+  SELECT c.tenant_id, c.id, c.next_attempt_at, h.room,
+    row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS nth,
+    coalesce(h.n, 0) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS place
+  FROM tenants t
+  LEFT JOIN held h ON h.tenant_id = t.tenant_id
+  CROSS JOIN LATERAL (
+    -- (a plain LIMIT: one computed per tenant leaves the planner guessing millions of rows)
+    SELECT d.tenant_id, d.id, d.next_attempt_at
+    FROM webhook_deliveries d
+    WHERE d.tenant_id = t.tenant_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+      AND (d.locked_until IS NULL OR d.locked_until < now())
+    ORDER BY d.next_attempt_at
+    LIMIT $1
+  ) c
+), pick AS (
+  SELECT tenant_id, id, place FROM ranked WHERE room IS NULL OR nth <= room ORDER BY place, next_attempt_at LIMIT $1
+), due AS (
+  -- the picked rows by id (an index probe each), locked unless another dispatcher holds them or recorded them
+  -- meanwhile (not pending: written as NOT IN so that the planner does not read the whole pending index too)
+  SELECT d.tenant_id, d.id
+  FROM webhook_deliveries d
+  WHERE d.id = ANY (ARRAY(SELECT id FROM pick))
+    AND d.status NOT IN ('succeeded', 'failed') AND (d.locked_until IS NULL OR d.locked_until < now())
   FOR UPDATE SKIP LOCKED
 )
 UPDATE webhook_deliveries d
 SET locked_until = now() + $2::int * interval '1 millisecond'
-FROM due, webhooks w
-WHERE d.tenant_id = due.tenant_id AND d.id = due.id AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
+FROM due, pick, webhooks w
+WHERE d.tenant_id = due.tenant_id AND d.id = due.id AND pick.id = due.id AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
 RETURNING d.tenant_id, d.id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, d.next_attempt_at,
-  w.url, w.secret, w.active`
+  w.url, w.secret, w.active, pick.place`
 
 // Guarded by the attempt count seen at claim time: an attempt is counted and logged once even if
 // a lease expired and another dispatcher recorded first. $1 holds the attempts (jsonb).
@@ -93,6 +125,17 @@ interface ClaimRow {
   readonly url: string
   readonly secret: string
   readonly active: boolean
+  readonly place: string | number
+}
+
+/** $3, $4, $5 of CLAIM: every tenant named in `held` or `room`, what it holds and its room (NULL: no limit). */
+const shareParams = (share: DeliveryShare) => {
+  const tenants = [...new Set([...share.held.keys(), ...share.room.keys()])]
+  return [
+    uuidArray(tenants),
+    arrayParam(tenants.map((t) => String(share.held.get(t) ?? 0))),
+    arrayParam(tenants.map((t) => (share.room.has(t) ? String(Math.max(0, share.room.get(t)!)) : "NULL")))
+  ]
 }
 
 export const DeliveryStorePg = Layer.effect(DeliveryStore, Effect.gen(function*() {
@@ -106,13 +149,20 @@ export const DeliveryStorePg = Layer.effect(DeliveryStore, Effect.gen(function*(
           `SELECT DISTINCT tenant_id FROM webhooks WHERE tenant_id = ANY ($1::uuid[]) AND active`,
           [uuidArray(tenantIds)]
         ).pipe(Effect.map((rows) => rows.map((r) => r.tenant_id)), Effect.orDie),
-    claimDue: (limit, leaseMs) =>
+    claimDue: (limit, leaseMs, share) =>
       limit <= 0
         ? Effect.succeed([])
-        : sql.unsafe<ClaimRow>(CLAIM, [limit, Math.max(1, Math.round(leaseMs))]).pipe(
+        : sql.unsafe<ClaimRow>(CLAIM, [
+          limit,
+          Math.max(1, Math.round(leaseMs)),
+          ...shareParams(share)
+        ]).pipe(
           Effect.map((rows) =>
             [...rows]
-              .sort((a, b) => new Date(a.next_attempt_at).getTime() - new Date(b.next_attempt_at).getTime())
+              // the order of the claim: fewest held first, then oldest
+              .sort((a, b) =>
+                Number(a.place) - Number(b.place) || new Date(a.next_attempt_at).getTime() - new Date(b.next_attempt_at).getTime()
+              )
               .map((r): ClaimedDelivery => ({
                 tenantId: r.tenant_id,
                 id: r.id,

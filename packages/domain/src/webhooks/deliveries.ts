@@ -23,6 +23,14 @@ export interface ClaimedDelivery {
   readonly active: boolean
 }
 
+/** How a claim shares places between tenants: what the dispatcher holds of each, and the room of those it limits. */
+export interface DeliveryShare {
+  /** Attempts held (claimed, not yet answered) by tenant id; absent: none. */
+  readonly held: ReadonlyMap<string, number>
+  /** The most a tenant may be given in this claim, for the tenants that are limited; absent: no limit. */
+  readonly room: ReadonlyMap<string, number>
+}
+
 /** The outcome of one attempt. */
 export interface AttemptRecord {
   readonly delivery: ClaimedDelivery
@@ -45,8 +53,13 @@ export class DeliveryStore extends Context.Service<DeliveryStore, {
   readonly fanOut: (limit: number) => Effect.Effect<number>
   /** Those of `tenantIds` with an active webhook (their writes queue events). */
   readonly subscribedTenants: (tenantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
-  /** Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones). */
-  readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /**
+   * Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones), shared between tenants: each
+   * place goes to the tenant holding the fewest attempts (`share.held`: what the claiming dispatcher holds, by
+   * tenant id, plus the places this claim gave it), oldest delivery first within a tenant, and a tenant named in
+   * `share.room` is given at most that many. Answered in that order.
+   */
+  readonly claimDue: (limit: number, leaseMs: number, share: DeliveryShare) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /**
    * Records attempts, in one statement: each is counted, its status and next attempt time set, its
    * lease dropped and its webhook_logs row written. An attempt whose delivery moved on meanwhile
