@@ -32,8 +32,9 @@ const tenantWith = async (name: string, due: number, offsetMs: number) => {
   return tenant.id
 }
 
-const claim = (limit: number, held: ReadonlyMap<string, number>, room: ReadonlyMap<string, number>) =>
-  run(Effect.flatMap(Effect.service(DeliveryStore), (store) => store.claimDue(limit, 60_000, { held, room })))
+const claim = (limit: number, held: ReadonlyMap<string, number>, room: ReadonlyMap<string, number | null>, otherRoom?: number) =>
+  run(Effect.flatMap(Effect.service(DeliveryStore), (store) =>
+    store.claimDue(limit, 60_000, { held, room, ...(otherRoom !== undefined ? { otherRoom } : {}) })))
 
 describe("claiming due deliveries", () => {
   // each test sees its own deliveries only
@@ -64,8 +65,14 @@ describe("claiming due deliveries", () => {
     expect(await claim(10, new Map(), new Map())).toEqual([])
   })
 
-  it("a tenant without room is not limited, however much it holds", async () => {
+  it("a tenant with no room given is not limited, however much it holds; the others' room limits the tenants not named", async () => {
     const busy = await tenantWith("Busy", 5, 0)
     expect((await claim(4, new Map([[busy, 50]]), new Map())).map((d) => d.body)).toEqual(["Busy:1", "Busy:2", "Busy:3", "Busy:4"])
+    const known = await tenantWith("Known", 3, 1)
+    await tenantWith("New", 3, 2)
+    // Known is named without a limit; Busy (named by what it holds) and New get the others' room, one each; Busy
+    // holds 50, so its one comes last
+    expect((await claim(10, new Map([[busy, 50]]), new Map([[known, null]]), 1)).map((d) => d.body))
+      .toEqual(["Known:1", "New:1", "Known:2", "Known:3", "Busy:5"])
   })
 })

@@ -10,9 +10,9 @@
 //   2. claim: due pending deliveries are leased (`lease`) into a local queue that `concurrency`
 //      workers take from, each sending one attempt at a time, so one slow receiver never delays the
 //      others. The claim shares the workers between tenants: each place goes to the tenant holding
-//      the fewest, oldest delivery first within a tenant, and a slow tenant (receivers that answer late or
-//      never) holds at most `tenantConcurrency` (half the workers by default), so one tenant's backlog
-//      or unanswering receivers never hold up another's deliveries behind them. The loop claims again
+//      the fewest, oldest delivery first within a tenant, and a tenant not known to answer in time (its
+//      first attempts, or receivers that answer late or never) holds at most `tenantConcurrency` (half the
+//      workers by default), so one tenant's backlog or unanswering receivers never hold up another's. The loop claims again
 //      when the queue is half empty, so a worker that finishes starts
 //      its next attempt without waiting for a round trip (up to `concurrency` claimed deliveries
 //      wait, none when the lease is too short to let them);
@@ -39,7 +39,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, DeliveryStore, DURATION_WANTED, integerConfig, parsedConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, type DeliveryShare, DeliveryStore, DURATION_WANTED, integerConfig, parsedConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -69,9 +69,10 @@ export interface DispatcherOptions {
   /** Attempts in flight at once in this dispatcher. Default 32. */
   readonly concurrency?: number
   /**
-   * Attempts of one slow tenant (one whose attempt ran 1 s, or half the timeout, within the last 30 s) claimed or
-   * sent at once in this dispatcher, so that receivers that answer late or never leave workers to the other
-   * tenants. Default half of `concurrency`, at least 1.
+   * Attempts of one tenant claimed or sent at once in this dispatcher unless it is known to answer in time (an
+   * attempt of it ended within 1 s, or half the timeout, in the last 30 s, and none ran longer), so that a
+   * tenant's first attempts, or receivers that answer late or never, leave workers to the other tenants.
+   * Default half of `concurrency`, at least 1.
    */
   readonly tenantConcurrency?: number
   /** Outbox events fanned out per statement. Default 100. */
@@ -219,10 +220,10 @@ const MAX_BODY_READ = 64 * 1024
 
 /** How long the dispatcher trusts what it learned about a tenant's webhooks (whether it has an active one). */
 const SUBSCRIPTIONS_TTL_MS = 5_000
-/** An attempt that runs this long (or half the timeout, when that is shorter) makes its tenant slow... */
+/** An attempt that runs this long (or half the timeout, when that is shorter) is slow: its tenant is limited... */
 const SLOW_ATTEMPT_MS = 1_000
-/** ...for this long after it: the tenant is limited to `tenantConcurrency` of the workers. */
-const SLOW_FOR_MS = 30_000
+/** ...for this long after it, and one that ends sooner frees its tenant of the limit for as long (unless slow). */
+const REMEMBERED_MS = 30_000
 
 /** Tenants remembered at most; all are forgotten when full (a miss only asks again). */
 const SUBSCRIPTIONS_CAPACITY = 10_000
@@ -340,37 +341,42 @@ const make = (options: DispatcherOptions) =>
     // recorded): what shutdown releases.
     const inFlight = new Map<string, ClaimedDelivery>()
     // Sharing the workers between tenants. `held`: claimed and not yet answered (waiting for a worker or
-    // being sent), by tenant: each claim gives its places to the tenants holding fewest. A tenant is slow for
-    // SLOW_FOR_MS after one of its attempts ran `slowMs` (a receiver that answers late or never): then it is
-    // given no more than `tenantConcurrency` held, and a worker sends no more than that many of its attempts at
-    // once (one claimed before the tenant turned slow goes back to the database), so the other workers stay free
-    // for the other tenants. A tenant whose receivers answer in time is not limited.
+    // being sent), by tenant: each claim gives its places to the tenants holding fewest. A tenant is limited
+    // to `tenantConcurrency` held, and a worker sends no more than that many of its attempts at once (one
+    // claimed before the tenant was limited goes back to the database), unless it is known to answer in time:
+    // one of its attempts ended within `slowMs` in the last REMEMBERED_MS, and none ran `slowMs` (a receiver
+    // that answers late or never). So a tenant's first attempts, or those to receivers that hang, leave the other
+    // workers free for the other tenants, and a tenant whose receivers answer in time has every worker.
     const held = new Map<string, number>()
     const sendingOf = new Map<string, number>()
     const started = new Map<string, { readonly tenantId: string; readonly at: number }>()
     const slowUntil = new Map<string, number>()
+    const fastUntil = new Map<string, number>()
     const slowMs = Math.min(SLOW_ATTEMPT_MS, config.timeoutMs / 2)
     const count = (m: Map<string, number>, tenantId: string, by: number) => {
       const n = (m.get(tenantId) ?? 0) + by
       if (n <= 0) m.delete(tenantId)
       else m.set(tenantId, n)
     }
-    const isSlow = (tenantId: string) => {
-      const until = slowUntil.get(tenantId)
+    const within = (m: Map<string, number>, tenantId: string) => {
+      const until = m.get(tenantId)
       if (until === undefined) return false
       if (until > Date.now()) return true
-      slowUntil.delete(tenantId)
+      m.delete(tenantId)
       return false
     }
-    /** The room of each slow tenant in the next claim (the others have no limit). */
-    const roomOfSlowTenants = () => {
+    const isLimited = (tenantId: string) => within(slowUntil, tenantId) || !within(fastUntil, tenantId)
+    const attempted = (tenantId: string, ms: number) =>
+      (ms >= slowMs ? slowUntil : fastUntil).set(tenantId, Date.now() + REMEMBERED_MS)
+    /** How the next claim shares its places: every tenant known to answer in time is named, without a limit. */
+    const share = (): DeliveryShare => {
       const now = Date.now()
-      for (const s of started.values()) if (now - s.at >= slowMs) slowUntil.set(s.tenantId, now + SLOW_FOR_MS)
-      const room = new Map<string, number>()
-      for (const tenantId of [...slowUntil.keys()]) {
-        if (isSlow(tenantId)) room.set(tenantId, config.tenantConcurrency - (held.get(tenantId) ?? 0))
+      for (const s of started.values()) if (now - s.at >= slowMs) attempted(s.tenantId, now - s.at)
+      const room = new Map<string, number | null>()
+      for (const tenantId of new Set([...held.keys(), ...slowUntil.keys(), ...fastUntil.keys()])) {
+        room.set(tenantId, isLimited(tenantId) ? config.tenantConcurrency - (held.get(tenantId) ?? 0) : null)
       }
-      return room
+      return { held, room, otherRoom: config.tenantConcurrency }
     }
     // Claimed deliveries wait here for one of `concurrency` workers, so a worker that finishes
     // starts the next attempt at once instead of waiting for a claim round trip. The loop claims
@@ -527,8 +533,8 @@ const make = (options: DispatcherOptions) =>
         const { delivery, sendBy } = yield* Queue.take(ready)
         const tenantId = delivery.tenantId
         if (Queue.sizeUnsafe(ready) <= depth / 2) wakeUp.openUnsafe()
-        if (Date.now() > sendBy || (isSlow(tenantId) && (sendingOf.get(tenantId) ?? 0) >= config.tenantConcurrency)) {
-          // waited too long for a worker, or its tenant is slow and sends its share already: back to the
+        if (Date.now() > sendBy || (isLimited(tenantId) && (sendingOf.get(tenantId) ?? 0) >= config.tenantConcurrency)) {
+          // waited too long for a worker, or its tenant is limited and sends its share already: back to the
           // database, for another dispatcher or a later claim
           inFlight.delete(delivery.id)
           count(held, tenantId, -1)
@@ -549,7 +555,7 @@ const make = (options: DispatcherOptions) =>
                 count(sendingOf, tenantId, -1)
                 count(held, tenantId, -1)
                 started.delete(delivery.id)
-                if (Date.now() - at >= slowMs) slowUntil.set(tenantId, Date.now() + SLOW_FOR_MS)
+                attempted(tenantId, Date.now() - at)
               })
             ),
             Effect.flatMap((outcome) => Queue.offer(toRecord, outcome))
@@ -578,7 +584,7 @@ const make = (options: DispatcherOptions) =>
         4 * config.concurrency - inFlight.size
       )
       if (waiting <= depth / 2 && want > 0) {
-        const claimed = yield* store.claimDue(want, config.leaseMs, { held, room: roomOfSlowTenants() })
+        const claimed = yield* store.claimDue(want, config.leaseMs, share())
         const sendBy = Date.now() + sendSlackMs
         for (const d of claimed) {
           inFlight.set(d.id, d)

@@ -39,8 +39,8 @@ RETURNING o.id`
 
 // Due deliveries shared between tenants (DECISIONS: Webhook delivery): each place goes to the tenant that holds
 // the fewest attempts in the claiming dispatcher ($3/$4, with the places this claim gave it), its oldest due
-// delivery first, and a tenant given room ($5, null: no limit) gets no more than that; so one tenant's backlog
-// is never sent before another's first delivery. The tenants with pending deliveries are found by a loose scan of
+// delivery first, and each tenant gets no more than its room ($5 for the tenants named, $6 for the others; null:
+// no limit); so one tenant's backlog is never sent before another's first delivery. The tenants with pending deliveries are found by a loose scan of
 // the pending index (one probe per tenant, migration 0037), each one's due deliveries by a range of it.
 const CLAIM = `
 WITH RECURSIVE tenants AS (
@@ -52,7 +52,7 @@ WITH RECURSIVE tenants AS (
 ), held AS (
   SELECT * FROM unnest($3::uuid[], $4::int[], $5::int[]) AS h (tenant_id, n, room)
 ), ranked AS (
-  SELECT c.tenant_id, c.id, c.next_attempt_at, h.room,
+  SELECT c.tenant_id, c.id, c.next_attempt_at, CASE WHEN h.tenant_id IS NULL THEN $6::int ELSE h.room END AS room,
     row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS nth,
     coalesce(h.n, 0) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS place
   FROM tenants t
@@ -131,10 +131,14 @@ interface ClaimRow {
 /** $3, $4, $5 of CLAIM: every tenant named in `held` or `room`, what it holds and its room (NULL: no limit). */
 const shareParams = (share: DeliveryShare) => {
   const tenants = [...new Set([...share.held.keys(), ...share.room.keys()])]
+  const roomOf = (t: string) => (share.room.has(t) ? share.room.get(t)! : share.otherRoom ?? null)
   return [
     uuidArray(tenants),
     arrayParam(tenants.map((t) => String(share.held.get(t) ?? 0))),
-    arrayParam(tenants.map((t) => (share.room.has(t) ? String(Math.max(0, share.room.get(t)!)) : "NULL")))
+    arrayParam(tenants.map((t) => {
+      const room = roomOf(t)
+      return room === null ? "NULL" : String(Math.max(0, room))
+    }))
   ]
 }
 
@@ -155,7 +159,8 @@ export const DeliveryStorePg = Layer.effect(DeliveryStore, Effect.gen(function*(
         : sql.unsafe<ClaimRow>(CLAIM, [
           limit,
           Math.max(1, Math.round(leaseMs)),
-          ...shareParams(share)
+          ...shareParams(share),
+          share.otherRoom ?? null
         ]).pipe(
           Effect.map((rows) =>
             [...rows]

@@ -27,8 +27,10 @@ export interface ClaimedDelivery {
 export interface DeliveryShare {
   /** Attempts held (claimed, not yet answered) by tenant id; absent: none. */
   readonly held: ReadonlyMap<string, number>
-  /** The most a tenant may be given in this claim, for the tenants that are limited; absent: no limit. */
-  readonly room: ReadonlyMap<string, number>
+  /** The most each of these tenants may be given in this claim; null: no limit. */
+  readonly room: ReadonlyMap<string, number | null>
+  /** The most any other tenant may be given; absent: no limit. */
+  readonly otherRoom?: number
 }
 
 /** The outcome of one attempt. */
@@ -56,8 +58,8 @@ export class DeliveryStore extends Context.Service<DeliveryStore, {
   /**
    * Leases up to `limit` due pending deliveries for `leaseMs` (skipping leased ones), shared between tenants: each
    * place goes to the tenant holding the fewest attempts (`share.held`: what the claiming dispatcher holds, by
-   * tenant id, plus the places this claim gave it), oldest delivery first within a tenant, and a tenant named in
-   * `share.room` is given at most that many. Answered in that order.
+   * tenant id, plus the places this claim gave it), oldest delivery first within a tenant, and each tenant is
+   * given at most its room (`share.room`, else `share.otherRoom`). Answered in that order.
    */
   readonly claimDue: (limit: number, leaseMs: number, share: DeliveryShare) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /**
