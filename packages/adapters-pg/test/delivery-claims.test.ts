@@ -1,6 +1,6 @@
 // The dispatcher's claim shares due deliveries between tenants (DeliveryStore.claimDue, migration 0037): each place
 // goes to the tenant holding the fewest attempts (what the dispatcher holds already plus the places given in this
-// claim), oldest delivery first within a tenant, and a tenant given room (a slow one) gets no more than that.
+// claim), oldest delivery first within a tenant, and a tenant given a room (a limited one) gets no more than that.
 // Deliveries are written here with known due times, so the places are exact.
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -12,8 +12,8 @@
 //      others. The claim shares the workers between tenants: each place goes to the tenant holding
 //      the fewest, oldest delivery first within a tenant, and a tenant not known to answer in time (its
 //      first attempts, or receivers that answer late or never) holds at most `tenantConcurrency` (half the
-//      workers by default), so one tenant's backlog or unanswering receivers never hold up another's. The loop claims again
-//      when the queue is half empty, so a worker that finishes starts
+//      workers by default), so one tenant's backlog or unanswering receivers never hold up another's.
+//      The loop claims again when the queue is half empty, so a worker that finishes starts
 //      its next attempt without waiting for a round trip (up to `concurrency` claimed deliveries
 //      wait, none when the lease is too short to let them);
 //   3. record: the attempt's outcome, next attempt time and log row; the attempts that finish
@@ -349,6 +349,7 @@ const make = (options: DispatcherOptions) =>
     // workers free for the other tenants, and a tenant whose receivers answer in time has every worker.
     const held = new Map<string, number>()
     const sendingOf = new Map<string, number>()
+    // the attempts being sent, by delivery id: when each started (its size is how many are being sent)
     const started = new Map<string, { readonly tenantId: string; readonly at: number }>()
     const slowUntil = new Map<string, number>()
     const fastUntil = new Map<string, number>()
@@ -383,7 +384,6 @@ const make = (options: DispatcherOptions) =>
     // again when the queue runs low; a waiting delivery whose lease could run out before its
     // attempt ends is released instead of sent.
     const ready = yield* Queue.unbounded<{ readonly delivery: ClaimedDelivery; readonly sendBy: number }>()
-    let sending = 0
     // how many claimed deliveries may wait: none when the lease leaves no room for waiting
     const sendSlackMs = Math.max(0, config.leaseMs - config.timeoutMs - 1_000)
     const depth = sendSlackMs >= 5_000 ? config.concurrency : 0
@@ -541,7 +541,6 @@ const make = (options: DispatcherOptions) =>
           yield* store.release([delivery.id]).pipe(Effect.catchCause(() => Effect.void))
           continue
         }
-        sending++
         count(sendingOf, tenantId, 1)
         const at = Date.now()
         started.set(delivery.id, { tenantId, at })
@@ -551,7 +550,6 @@ const make = (options: DispatcherOptions) =>
           restore(attempt(delivery)).pipe(
             Effect.onExit(() =>
               Effect.sync(() => {
-                sending--
                 count(sendingOf, tenantId, -1)
                 count(held, tenantId, -1)
                 started.delete(delivery.id)
@@ -580,7 +578,7 @@ const make = (options: DispatcherOptions) =>
       const waiting = Queue.sizeUnsafe(ready)
       const want = Math.min(
         config.batchSize,
-        config.concurrency + depth - waiting - sending,
+        config.concurrency + depth - waiting - started.size,
         4 * config.concurrency - inFlight.size
       )
       if (waiting <= depth / 2 && want > 0) {
@@ -627,7 +625,7 @@ const make = (options: DispatcherOptions) =>
         yield* Queue.clear(ready)
         // attempts being sent get the grace period to finish and be recorded
         const graceEnds = Date.now() + config.graceMs
-        while ((sending > 0 || recording > 0 || Queue.sizeUnsafe(toRecord) > 0) && Date.now() < graceEnds) {
+        while ((started.size > 0 || recording > 0 || Queue.sizeUnsafe(toRecord) > 0) && Date.now() < graceEnds) {
           yield* Effect.sleep(5)
         }
         yield* Fiber.interruptAll(workers)
@@ -647,6 +645,6 @@ const make = (options: DispatcherOptions) =>
 
     return WebhookDispatcher.of({
       wake,
-      inFlight: Effect.sync(() => sending)
+      inFlight: Effect.sync(() => started.size)
     })
   })

@@ -40,8 +40,9 @@ RETURNING o.id`
 // Due deliveries shared between tenants (DECISIONS: Webhook delivery): each place goes to the tenant that holds
 // the fewest attempts in the claiming dispatcher ($3/$4, with the places this claim gave it), its oldest due
 // delivery first, and each tenant gets no more than its room ($5 for the tenants named, $6 for the others; null:
-// no limit); so one tenant's backlog is never sent before another's first delivery. The tenants with pending deliveries are found by a loose scan of
-// the pending index (one probe per tenant, migration 0037), each one's due deliveries by a range of it.
+// no limit); so one tenant's backlog is never sent before another's first delivery. The tenants with pending
+// deliveries are found by a loose scan of the pending index (one probe per tenant, migration 0037), each one's due
+// deliveries by a range of it.
 const CLAIM = `
 WITH RECURSIVE tenants AS (
   (SELECT tenant_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY tenant_id LIMIT 1)
@@ -52,9 +53,9 @@ WITH RECURSIVE tenants AS (
 ), held AS (
   SELECT * FROM unnest($3::uuid[], $4::int[], $5::int[]) AS h (tenant_id, n, room)
 ), ranked AS (
-  SELECT c.tenant_id, c.id, c.next_attempt_at, CASE WHEN h.tenant_id IS NULL THEN $6::int ELSE h.room END AS room,
-    row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS nth,
-    coalesce(h.n, 0) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS place
+  SELECT c.tenant_id, c.id, c.next_attempt_at, coalesce(h.n, 0) AS n,
+    CASE WHEN h.tenant_id IS NULL THEN $6::int ELSE h.room END AS room,
+    row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.next_attempt_at) AS nth
   FROM tenants t
   LEFT JOIN held h ON h.tenant_id = t.tenant_id
   CROSS JOIN LATERAL (
@@ -67,7 +68,7 @@ WITH RECURSIVE tenants AS (
     LIMIT $1
   ) c
 ), pick AS (
-  SELECT tenant_id, id, place FROM ranked WHERE room IS NULL OR nth <= room ORDER BY place, next_attempt_at LIMIT $1
+  SELECT tenant_id, id, n + nth AS place FROM ranked WHERE room IS NULL OR nth <= room ORDER BY place, next_attempt_at LIMIT $1
 ), due AS (
   -- the picked rows by id (an index probe each), locked unless another dispatcher holds them or recorded them
   -- meanwhile (not pending: written as NOT IN so that the planner does not read the whole pending index too)
