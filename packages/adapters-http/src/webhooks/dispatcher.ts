@@ -12,7 +12,8 @@
 //      others. The claim shares the workers between tenants: each place goes to the tenant holding
 //      the fewest, oldest delivery first within a tenant, and a tenant not known to answer in time (its
 //      first attempts, or receivers that answer late or never) holds at most `tenantConcurrency` (half the
-//      workers by default), so one tenant's backlog or unanswering receivers never hold up another's.
+//      workers by default), and such tenants together leave an eighth of the workers (at least one) to
+//      another tenant's first attempt, so one tenant's backlog or unanswering receivers never hold up another's.
 //      The loop claims again when the queue is half empty, so a worker that finishes starts
 //      its next attempt without waiting for a round trip (up to `concurrency` claimed deliveries
 //      wait, none when the lease is too short to let them);
@@ -72,7 +73,8 @@ export interface DispatcherOptions {
    * Attempts of one tenant claimed or sent at once in this dispatcher unless it is known to answer in time (an
    * attempt of it ended within 1 s, or half the timeout, in the last 30 s, and none ran longer), so that a
    * tenant's first attempts, or receivers that answer late or never, leave workers to the other tenants.
-   * Default half of `concurrency`, at least 1.
+   * Default half of `concurrency`, at least 1. Such tenants together also leave an eighth of `concurrency` (at
+   * least one) free for other tenants' first attempts.
    */
   readonly tenantConcurrency?: number
   /** Outbox events fanned out per statement. Default 100. */
@@ -354,6 +356,10 @@ const make = (options: DispatcherOptions) =>
     const slowUntil = new Map<string, number>()
     const fastUntil = new Map<string, number>()
     const slowMs = Math.min(SLOW_ATTEMPT_MS, config.timeoutMs / 2)
+    // Workers that the limited tenants leave free, all of them together, for another tenant's first attempt: a
+    // limited tenant that sends one already takes no worker from the last `reserve` free. Without it two or more
+    // such tenants held every worker, and another tenant waited for one of their attempts to end (the timeout).
+    const reserve = Math.max(1, Math.floor(config.concurrency / 8))
     const count = (m: Map<string, number>, tenantId: string, by: number) => {
       const n = (m.get(tenantId) ?? 0) + by
       if (n <= 0) m.delete(tenantId)
@@ -369,15 +375,27 @@ const make = (options: DispatcherOptions) =>
     const isLimited = (tenantId: string) => within(slowUntil, tenantId) || !within(fastUntil, tenantId)
     const attempted = (tenantId: string, ms: number) =>
       (ms >= slowMs ? slowUntil : fastUntil).set(tenantId, Date.now() + REMEMBERED_MS)
-    /** How the next claim shares its places: every tenant known to answer in time is named, without a limit. */
+    /** Whether a worker may send an attempt of a limited tenant now (the claim's `mayTake`, by what is sent). */
+    const maySend = (tenantId: string) => {
+      const sending = sendingOf.get(tenantId) ?? 0
+      return sending < config.tenantConcurrency && (sending === 0 || config.concurrency - started.size > reserve)
+    }
+    /**
+     * How the next claim shares its places: every tenant known to answer in time is named, without a limit; a
+     * limited tenant gets what its share and the reserve leave (one claimed beyond that goes back, by `maySend`).
+     */
     const share = (): DeliveryShare => {
       const now = Date.now()
       for (const s of started.values()) if (now - s.at >= slowMs) attempted(s.tenantId, now - s.at)
+      let total = 0
+      for (const n of held.values()) total += n
+      const spare = config.concurrency - reserve - total
+      const mayTake = (holds: number) => Math.max(0, Math.min(config.tenantConcurrency - holds, holds === 0 ? Math.max(spare, 1) : spare))
       const room = new Map<string, number | null>()
       for (const tenantId of new Set([...held.keys(), ...slowUntil.keys(), ...fastUntil.keys()])) {
-        room.set(tenantId, isLimited(tenantId) ? config.tenantConcurrency - (held.get(tenantId) ?? 0) : null)
+        room.set(tenantId, isLimited(tenantId) ? mayTake(held.get(tenantId) ?? 0) : null)
       }
-      return { held, room, otherRoom: config.tenantConcurrency }
+      return { held, room, otherRoom: mayTake(0) }
     }
     // Claimed deliveries wait here for one of `concurrency` workers, so a worker that finishes
     // starts the next attempt at once instead of waiting for a claim round trip. The loop claims
@@ -533,9 +551,9 @@ const make = (options: DispatcherOptions) =>
         const { delivery, sendBy } = yield* Queue.take(ready)
         const tenantId = delivery.tenantId
         if (Queue.sizeUnsafe(ready) <= depth / 2) wakeUp.openUnsafe()
-        if (Date.now() > sendBy || (isLimited(tenantId) && (sendingOf.get(tenantId) ?? 0) >= config.tenantConcurrency)) {
-          // waited too long for a worker, or its tenant is limited and sends its share already: back to the
-          // database, for another dispatcher or a later claim
+        if (Date.now() > sendBy || (isLimited(tenantId) && !maySend(tenantId))) {
+          // waited too long for a worker, or its tenant is limited and sends its share already (or would take the
+          // reserve): back to the database, for another dispatcher or a later claim
           inFlight.delete(delivery.id)
           count(held, tenantId, -1)
           yield* store.release([delivery.id]).pipe(Effect.catchCause(() => Effect.void))
