@@ -260,6 +260,22 @@ describe("DELETE /api-parts", () => {
     expect((await api.get(`/api-parts?id=${partId}`)).status).toBe(404)
   })
 
+  it("refuses with 409, naming the part, while one of its operations has time entries; nothing is deleted", async () => {
+    const part = (await api.post("/api-jobs", nestedJob("PJ-DEL-TIME", 1, 2))).body.data.parts[0]
+    const op = part.operations[1].operation_id
+    const olga = (await api.post("/api-profiles", { display_name: "Olga" })).body.data.profile.id
+    expect((await api.post(`/api-operation-lifecycle/start?id=${op}&user_id=${olga}`)).status).toBe(200)
+    const res = await api.delete(`/api-parts?id=${part.part_id}`)
+    expect(res.status).toBe(409)
+    expect(res.body.error).toMatchObject({ code: "CONFLICT", message: "part cannot be deleted: one of its operations has time entries" })
+    expect((await api.get(`/api-parts?id=${part.part_id}`)).status).toBe(200)
+    expect((await api.get(`/api-operations?part_id=${part.part_id}`)).body.data.operations).toHaveLength(2)
+    // the operation's own delete says it of the operation
+    const own = await api.delete(`/api-operations?id=${op}`)
+    expect(own.status).toBe(409)
+    expect(own.body.error.message).toBe("operation has time entries and cannot be deleted")
+  })
+
   it("refuses with 409 while the part has child parts, and 403 for another tenant", async () => {
     const parent = (await newPart()).body.data.part
     await newPart({ parent_part_id: parent.id })

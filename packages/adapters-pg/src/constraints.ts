@@ -3,7 +3,22 @@ import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Conflict, detail, validationFailed, type ValidationFailed } from "@mes/domain"
 
+/**
+ * What refuses an operation's delete (a row that references it without ON DELETE CASCADE), by constraint. A part's
+ * delete meets the same refusals through its operations (operations_part_fkey cascades), and says so.
+ */
+const operationDependants: Record<string, string> = {
+  time_entries_operation_fkey: "has time entries",
+  batch_operations_operation_fkey: "belongs to a batch",
+  issues_operation_fkey: "has issues",
+  operation_quantities_operation_fkey: "has recorded quantities"
+}
+/** The refusals of an operation's delete, each worded by `message`. */
+const operationRefusals = (message: (fact: string) => string) =>
+  Object.fromEntries(Object.entries(operationDependants).map(([name, fact]) => [name, { message: message(fact) }]))
+
 const conflicts: Record<string, { readonly message: string; readonly field?: string }> = {
+  ...operationRefusals((fact) => `operation ${fact} and cannot be deleted`),
   jobs_tenant_job_number_key: { message: "job_number already exists", field: "job_number" },
   jobs_tenant_external_key: { message: "a job with this external_source and external_id already exists", field: "external_id" },
   parts_job_part_number_key: { message: "part_number already exists in this job", field: "part_number" },
@@ -11,7 +26,6 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   parts_parent_part_fkey: { message: "part has child parts; delete or re-parent them first" },
   operations_part_sequence_key: { message: "sequence already exists in this part", field: "sequence" },
   operations_tenant_external_key: { message: "an operation with this external_source and external_id already exists", field: "external_id" },
-  time_entries_operation_fkey: { message: "operation has time entries and cannot be deleted" },
   cells_tenant_name_key: { message: "a cell with this name already exists", field: "name" },
   cells_tenant_external_key: { message: "a cell with this external_source and external_id already exists", field: "external_id" },
   profiles_tenant_email_key: { message: "a profile with this email already exists", field: "email" },
@@ -24,13 +38,11 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   batches_tenant_batch_number_key: { message: "batch_number already exists", field: "batch_number" },
   batch_operations_operation_key: { message: "an operation is already in another batch", field: "operation_ids" },
   batch_operations_pkey: { message: "an operation is already in this batch", field: "operation_ids" },
-  batch_operations_operation_fkey: { message: "operation belongs to a batch and cannot be deleted" },
   batches_cell_fkey: { message: "cell is used by batches and cannot be deleted" },
   batches_parent_fkey: { message: "batch has child batches and cannot be deleted" },
   batches_operator_fkey: { message: "profile operates batches and cannot be deleted" },
   time_entries_batch_fkey: { message: "batch has time entries and cannot be deleted" },
   issues_tenant_ncr_number_key: { message: "ncr_number already exists", field: "ncr_number" },
-  issues_operation_fkey: { message: "operation has issues and cannot be deleted" },
   issues_reported_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_assigned_to_fkey: { message: "profile is referenced by issues and cannot be deleted" },
   issues_resolved_by_fkey: { message: "profile is referenced by issues and cannot be deleted" },
@@ -40,7 +52,6 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   parts_material_fkey: { message: "material is used by parts and cannot be deleted" },
   scrap_reasons_tenant_code_key: { message: "a scrap reason with this code already exists", field: "code" },
   operation_quantities_scrap_reason_fkey: { message: "scrap reason is used by recorded quantities; deactivate it instead (active: false)" },
-  operation_quantities_operation_fkey: { message: "operation has recorded quantities and cannot be deleted" },
   operation_quantities_user_fkey: { message: "profile has recorded quantities and cannot be deleted" },
   assignments_user_fkey: { message: "profile has assignments and cannot be deleted" },
   assignments_assigned_by_fkey: { message: "profile made assignments and cannot be deleted" },
@@ -81,15 +92,21 @@ export const takesNoWrites = (e: SqlError): boolean =>
  */
 const overtaken = (e: SqlError) => e.reason._tag === "DeadlockError" || e.reason._tag === "SerializationError"
 
-/** Maps named unique/foreign-key violations, and rollbacks for another writer, to Conflict (409); anything else dies (500, a bug). */
-export const mapConstraints = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | Conflict, R> =>
+const mapWith = (table: Record<string, { readonly message: string; readonly field?: string }>) =>
+<A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | Conflict, R> =>
   effect.pipe(
     Effect.catchIf(isSqlError, (e) => {
       const name = constraintOf(e)
-      const c = name !== undefined ? conflicts[name] : overtaken(e) ? conflicts.mes_conflict : undefined
+      const c = name !== undefined ? table[name] ?? conflicts[name] : overtaken(e) ? conflicts.mes_conflict : undefined
       return c === undefined ? Effect.die(e) : Effect.fail(new Conflict(c))
     })
   ) as Effect.Effect<A, Exclude<E, SqlError> | Conflict, R>
+
+/** Maps named unique/foreign-key violations, and rollbacks for another writer, to Conflict (409); anything else dies (500, a bug). */
+export const mapConstraints = mapWith({})
+
+/** mapConstraints for a part's delete, whose operations' dependants refuse it: "part cannot be deleted: one of its operations has …". */
+export const mapPartDeleteConstraints = mapWith(operationRefusals((fact) => `part cannot be deleted: one of its operations ${fact}`))
 
 /** Check constraints a PATCH can break through values it does not give (the stored ones): 422, as their create rules. */
 const checks: Record<string, { readonly entity: string; readonly field: string; readonly constraint: "NOT_NULL" | "MIN_VALUE"; readonly message: string }> = {

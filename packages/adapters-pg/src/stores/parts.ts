@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import {
   type SyncAction, moveEvent, type Part, type PartListQuery, PartRefused, PartStore } from "@mes/domain"
 import { Catalog } from "../catalog.ts"
-import { mapConstraints } from "../constraints.ts"
+import { mapConstraints, mapPartDeleteConstraints } from "../constraints.ts"
 import { syncPartsKey, syncPartsStatement } from "./sync.ts"
 import { chainHolds, parentIn } from "../rows.ts"
 import { insertDefaults, recordWrites } from "../moves.ts"
@@ -134,7 +134,7 @@ export const PartStorePg = Layer.effect(PartStore, Effect.gen(function*() {
         })),
         mapConstraints
       ),
-    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapConstraints),
+    remove: (tenantId, id) => writes.remove(tenantId, id).pipe(mapPartDeleteConstraints),
     sync: (plans) =>
       Effect.gen(function*() {
         const statement = syncStatements(syncPartsKey(plans, catalog), () => syncPartsStatement(plans, catalog))
