@@ -3,7 +3,7 @@
 // protocol error; nothing a call does stops the server.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { networkFailure } from "@mes/adapters-http"
+import { networkFailure } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
 import { allTools, type Toolset, type ToolSpec } from "./tools.ts"
 

@@ -10,12 +10,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { type RpcClientError, RpcClient, RpcSerialization } from "effect/rpc"
 import type * as Scope from "effect/Scope"
 import { Api } from "@mes/adapters-http/contract"
 import { type ErrorDetail, fromEnvelope, InternalError, isMesError, type MesError, type MesErrorByCode, MesRpcs } from "@mes/adapters-http/rpc"
+import { networkFailure } from "@mes/domain"
 
 // the definition (its envelope error classes included) and the RPC group with its tagged errors
 export * from "@mes/adapters-http/contract"
@@ -80,8 +81,22 @@ const envelopeOf = (e: unknown): EnvelopeError | undefined => {
     : undefined
 }
 
+/**
+ * A request that got no answer says why: "Transport: connect ECONNREFUSED 127.0.0.1:1 (GET http://…)", where fetch's
+ * failure said "Transport error (GET http://…)" and kept the cause two levels down. Still an HttpClientError.
+ */
+const withNetworkCause = (e: HttpClientError.HttpClientError) => {
+  const reason = e.reason
+  return reason._tag === "TransportError" && reason.description === undefined && reason.cause !== undefined
+    ? new HttpClientError.HttpClientError({
+      reason: new HttpClientError.TransportError({ request: reason.request, cause: reason.cause, description: networkFailure(reason.cause) })
+    })
+    : e
+}
+
 const toTagged = (e: unknown): unknown => {
   if (isMesError(e)) return e
+  if (HttpClientError.isHttpClientError(e)) return withNetworkCause(e)
   const envelope = envelopeOf(e)
   return envelope === undefined ? e : fromEnvelope(envelope)
 }

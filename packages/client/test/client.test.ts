@@ -1,5 +1,7 @@
 // Both REST clients against a real server: the envelope unwrapped, errors typed by code (issue 13 item 2a).
 import * as Effect from "effect/Effect"
+import { HttpClientError } from "effect/http"
+import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Harness, nestedJob, startServer } from "../../adapters-http/test/harness.ts"
 import {
@@ -113,5 +115,30 @@ describe("the Promise client", () => {
     } finally {
       await stranger.close()
     }
+  })
+})
+
+describe("a server that does not answer", () => {
+  it("both clients fail with an HttpClientError that says why (connect ECONNREFUSED …), not only 'Transport error'", async () => {
+    // a port nothing listens on
+    const closed = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as net.AddressInfo
+        s.close(() => resolve(port))
+      })
+    })
+    const baseUrl = `http://127.0.0.1:${closed}`
+    const mes = createMesClient({ baseUrl, apiKey: key })
+    try {
+      const error = await mes.jobs.list({ query: {} }).catch((e: unknown) => e)
+      expect(HttpClientError.isHttpClientError(error)).toBe(true)
+      expect((error as Error).message).toBe(`Transport: connect ECONNREFUSED 127.0.0.1:${closed} (GET ${baseUrl}/functions/v1/api-jobs)`)
+    } finally {
+      await mes.close()
+    }
+    const failure = await Effect.runPromise(
+      MesClientLive({ baseUrl, apiKey: key }).pipe(Effect.flatMap((client) => Effect.flip(client.jobs.list({ query: {} }))))
+    )
+    expect(failure.message).toContain(`connect ECONNREFUSED 127.0.0.1:${closed}`)
   })
 })

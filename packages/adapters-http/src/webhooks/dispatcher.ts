@@ -40,7 +40,7 @@ import * as Option from "effect/Option"
 import * as Config from "effect/Config"
 import * as Cause from "effect/Cause"
 import * as Queue from "effect/Queue"
-import { type AttemptRecord, type ClaimedDelivery, type DeliveryShare, DeliveryStore, DURATION_WANTED, integerConfig, parsedConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
+import { type AttemptRecord, type ClaimedDelivery, type DeliveryShare, DeliveryStore, DURATION_WANTED, integerConfig, networkFailure, parsedConfig, MAX_SETTING_DURATION_DAYS, MAX_SETTING_DURATION_MS, parseDuration as parseDurationText, parsePositiveDuration, UrlGuard } from "@mes/domain"
 import { databaseUnavailable } from "../unavailable.ts"
 import { boundedMemo } from "./bounded-memo.ts"
 import { deliveryHeaders } from "./sign.ts"
@@ -244,22 +244,6 @@ const agentsOf = (checkAddress: ((address: string) => string | undefined) | unde
   }
 }
 type Agents = { readonly "http:": http.Agent; readonly "https:": https.Agent }
-
-/**
- * What a failed request says: its cause's message or code where it has one ("connect ECONNREFUSED 127.0.0.1:1",
- * where fetch's own error says only "fetch failed"), else its own message.
- */
-export const networkFailure = (e: unknown): string => {
-  const err = e as { message?: unknown; cause?: { message?: unknown; code?: unknown } }
-  const cause = err?.cause
-  return typeof cause?.message === "string" && cause.message !== ""
-    ? cause.message
-    : typeof cause?.code === "string"
-    ? cause.code
-    : typeof err?.message === "string"
-    ? err.message
-    : String(e)
-}
 
 const networkMessage = (e: unknown): string => `network error: ${networkFailure(e)}`.slice(0, 500)
 
