@@ -491,6 +491,23 @@ describe("webhook dispatcher", () => {
       expect(at[9]! - at[6]!).toBeLessThan(250)
     })
 
+    it("what the workers give back (past a tenant's share or the reserve) goes back to the database in one statement, not one per delivery", async () => {
+      const released: Array<ReadonlyArray<string>> = []
+      const counting = Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) => DeliveryStore.of({
+        ...store,
+        release: (ids) => Effect.suspend(() => (released.push(ids), store.release(ids)))
+      })))
+      const holes = [await tenantWith("Give Back One", 6, hang), await tenantWith("Give Back Two", 6, hang), await tenantWith("Give Back Three", 6, hang)]
+      await startDispatcher(SHARED, { provide: counting })
+      // the first claim takes two of each; a worker sends each tenant's first, and the fourth worker is the reserve
+      await waitFor("each black hole's first attempt", () => holes.every((hole) => receiver.at(hole.hook.path).length >= 1))
+      await waitFor("the three given back", () => released.flat().length >= 3)
+      await sleep(300)
+      expect(released.flat()).toHaveLength(3)
+      expect(released).toHaveLength(1)
+      expect(holes.map((hole) => receiver.at(hole.hook.path).length)).toEqual([1, 1, 1])
+    })
+
     it("two such tenants leave a worker free: another's first delivery goes out at once, not after their attempts time out", async () => {
       const holes = [await tenantWith("Black Hole One", 12, hang), await tenantWith("Black Hole Two", 12, hang)]
       const other = await tenantWith("Behind Two Holes", 0)

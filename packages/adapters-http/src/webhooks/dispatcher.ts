@@ -386,6 +386,8 @@ const make = (options: DispatcherOptions) =>
     // again when the queue runs low; a waiting delivery whose lease could run out before its
     // attempt ends is released instead of sent.
     const ready = yield* Queue.unbounded<{ readonly delivery: ClaimedDelivery; readonly sendBy: number }>()
+    // claimed deliveries a worker gave back, still leased (in `inFlight`, which shutdown releases) until the next tick
+    const givenBack: Array<string> = []
     // how many claimed deliveries may wait: none when the lease leaves no room for waiting
     const sendSlackMs = Math.max(0, config.leaseMs - config.timeoutMs - 1_000)
     const depth = sendSlackMs >= 5_000 ? config.concurrency : 0
@@ -537,10 +539,11 @@ const make = (options: DispatcherOptions) =>
         if (Queue.sizeUnsafe(ready) <= depth / 2) wakeUp.openUnsafe()
         if (Date.now() > sendBy || (isLimited(tenantId) && !maySend(tenantId))) {
           // waited too long for a worker, or its tenant is limited and sends its share already (or would take the
-          // reserve): back to the database, for another dispatcher or a later claim
-          inFlight.delete(delivery.id)
+          // reserve): back to the database, for another dispatcher or a later claim; the next tick releases all
+          // that were given back meanwhile in one statement
           count(held, tenantId, -1)
-          yield* store.release([delivery.id]).pipe(Effect.catchCause(() => Effect.void))
+          givenBack.push(delivery.id)
+          wakeUp.openUnsafe()
           continue
         }
         count(sendingOf, tenantId, 1)
@@ -567,6 +570,11 @@ const make = (options: DispatcherOptions) =>
     /** One fan-out and claim; true when there may be more work right away. */
     const tick = Effect.gen(function*() {
       yield* wakeUp.close
+      if (givenBack.length > 0) {
+        const ids = givenBack.splice(0)
+        yield* store.release(ids).pipe(Effect.catchCause(() => Effect.void))
+        for (const id of ids) inFlight.delete(id)
+      }
       let more = false
       if (yield* learnSubscriptions) outboxDue = true
       if (outboxDue || Date.now() - lastFanOut >= config.pollMs) {
