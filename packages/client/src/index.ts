@@ -30,7 +30,26 @@ export interface MesClientOptions {
 }
 
 const origin = (baseUrl: string) => baseUrl.replace(/\/+$/, "").replace(/\/functions\/v1$/, "")
-const authenticated = (apiKey: string) => HttpClient.mapRequest(HttpClientRequest.bearerToken(apiKey))
+
+/**
+ * A request that got no answer says why: "Transport: connect ECONNREFUSED 127.0.0.1:1 (GET http://…)", where fetch's
+ * failure said "Transport error (GET http://…)" and kept the cause two levels down. Still an HttpClientError.
+ */
+const withNetworkCause = (e: HttpClientError.HttpClientError) => {
+  const reason = e.reason
+  return reason._tag === "TransportError" && reason.description === undefined && reason.cause !== undefined
+    ? new HttpClientError.HttpClientError({
+      reason: new HttpClientError.TransportError({ request: reason.request, cause: reason.cause, description: networkFailure(reason.cause) })
+    })
+    : e
+}
+
+/** The HTTP client of both clients (REST and RPC): the API key as `Authorization: Bearer`, and transport errors that say why. */
+const authenticated = (apiKey: string) => <E, R>(client: HttpClient.HttpClient.With<E, R>): HttpClient.HttpClient.With<E, R> =>
+  client.pipe(
+    HttpClient.mapRequest(HttpClientRequest.bearerToken(apiKey)),
+    HttpClient.transformResponse(Effect.mapError((e: E) => (HttpClientError.isHttpClientError(e) ? withNetworkCause(e) as E : e)))
+  )
 
 /** The client HttpApiClient generates from the definition (envelopes and the definition's error classes). */
 type RawClient = HttpApiClient.ForApi<typeof Api>
@@ -81,22 +100,8 @@ const envelopeOf = (e: unknown): EnvelopeError | undefined => {
     : undefined
 }
 
-/**
- * A request that got no answer says why: "Transport: connect ECONNREFUSED 127.0.0.1:1 (GET http://…)", where fetch's
- * failure said "Transport error (GET http://…)" and kept the cause two levels down. Still an HttpClientError.
- */
-const withNetworkCause = (e: HttpClientError.HttpClientError) => {
-  const reason = e.reason
-  return reason._tag === "TransportError" && reason.description === undefined && reason.cause !== undefined
-    ? new HttpClientError.HttpClientError({
-      reason: new HttpClientError.TransportError({ request: reason.request, cause: reason.cause, description: networkFailure(reason.cause) })
-    })
-    : e
-}
-
 const toTagged = (e: unknown): unknown => {
   if (isMesError(e)) return e
-  if (HttpClientError.isHttpClientError(e)) return withNetworkCause(e)
   const envelope = envelopeOf(e)
   return envelope === undefined ? e : fromEnvelope(envelope)
 }

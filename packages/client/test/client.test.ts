@@ -8,6 +8,7 @@ import {
   Conflict,
   createMesClient,
   InvalidStateTransition,
+  makeMesRpcClient,
   MesApiError,
   MesClientLive,
   NotFound,
@@ -119,7 +120,7 @@ describe("the Promise client", () => {
 })
 
 describe("a server that does not answer", () => {
-  it("both clients fail with an HttpClientError that says why (connect ECONNREFUSED …), not only 'Transport error'", async () => {
+  it("the REST clients fail with an HttpClientError that says why, and the RPC client carries it (connect ECONNREFUSED …), not only 'Transport error'", async () => {
     // a port nothing listens on
     const closed = await new Promise<number>((resolve) => {
       const s = net.createServer().listen(0, "127.0.0.1", () => {
@@ -140,5 +141,13 @@ describe("a server that does not answer", () => {
       MesClientLive({ baseUrl, apiKey: key }).pipe(Effect.flatMap((client) => Effect.flip(client.jobs.list({ query: {} }))))
     )
     expect(failure.message).toContain(`connect ECONNREFUSED 127.0.0.1:${closed}`)
+    // the RPC client's RpcClientError carries the same transport error (effect/rpc's own message says "HttpError: ")
+    const rpcFailure = await Effect.runPromise(
+      Effect.scoped(Effect.flatMap(makeMesRpcClient({ baseUrl, apiKey: key }), (client) => Effect.flip(client.ListJobs({ query: {} }))))
+    )
+    expect(rpcFailure._tag).toBe("RpcClientError")
+    expect((rpcFailure as unknown as { reason: { cause?: { message?: string } } }).reason.cause?.message).toBe(
+      `Transport: connect ECONNREFUSED 127.0.0.1:${closed} (POST ${baseUrl}/functions/v1/rpc/)`
+    )
   })
 })
