@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryStore, EVENT_TYPES, UrlGuard } from "@mes/domain"
 import { Db, DeliveryStorePg, eventWrites, testDatabaseKind } from "@mes/adapters-pg"
 import { classifyAddress, CommitSignal, DEFAULT_RETRY_SCHEDULE, type DispatcherOptions, parseRetrySchedule, standardWebhooksKey, WebhookDispatcher } from "../src/index.ts"
-import { type Harness, nestedJob, sleep, startServer } from "./harness.ts"
+import { freePort, type Harness, nestedJob, sleep, startServer } from "./harness.ts"
 
 // ---------------------------------------------------------------------------------------------
 // a receiver that records every request and answers as each path is told
@@ -96,6 +96,10 @@ afterAll(async () => {
 const FAST: DispatcherOptions = { pollInterval: "10 millis", schedule: ["0 millis", "100 millis", "100 millis"], timeout: "2 seconds" }
 
 /** Starts a dispatcher layer over the test database (or over `database`, a second pool). */
+/** The database's DeliveryStore with some of its methods replaced (to count calls), for `startDispatcher`'s `provide`. */
+const wrappedStore = (replace: (store: DeliveryStore["Service"]) => Partial<DeliveryStore["Service"]>) =>
+  Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) => DeliveryStore.of({ ...store, ...replace(store) })))
+
 const startDispatcher = async (
   options: DispatcherOptions = {},
   extra: {
@@ -340,12 +344,7 @@ describe("webhook dispatcher", () => {
     const failing = receiver.path(() => ({ status: 503 }))
     const slowHook = await register(t.api, hanging.url, ["part.updated"])
     const failHook = await register(t.api, failing.url, ["part.updated"])
-    const closedPort = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, "127.0.0.1", () => {
-        const port = (s.address() as AddressInfo).port
-        s.close(() => resolve(port))
-      })
-    })
+    const closedPort = await freePort()
     const deadHook = await register(t.api, `http://127.0.0.1:${closedPort}/nothing-listens-here`, ["part.updated"])
     await startDispatcher({ timeout: "300 millis", schedule: ["0 millis", "50 millis"] })
     await enqueue(t.tenantId, "part.updated", { part_id: "p" })
@@ -493,10 +492,7 @@ describe("webhook dispatcher", () => {
 
     it("what the workers give back (past a tenant's share or the reserve) goes back to the database in one statement, not one per delivery", async () => {
       const released: Array<ReadonlyArray<string>> = []
-      const counting = Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) => DeliveryStore.of({
-        ...store,
-        release: (ids) => Effect.suspend(() => (released.push(ids), store.release(ids)))
-      })))
+      const counting = wrappedStore((store) => ({ release: (ids) => Effect.suspend(() => (released.push(ids), store.release(ids))) }))
       const holes = [await tenantWith("Give Back One", 6, hang), await tenantWith("Give Back Two", 6, hang), await tenantWith("Give Back Three", 6, hang)]
       await startDispatcher(SHARED, { provide: counting })
       // the first claim takes two of each; a worker sends each tenant's first, and the fourth worker is the reserve
@@ -603,11 +599,10 @@ describe("webhook dispatcher", () => {
 
   it("a commit wakes it only for a tenant with an active webhook; a write to the webhooks makes it ask again", async () => {
     const calls = { fanOut: 0, asked: [] as Array<ReadonlyArray<string>> }
-    const counting = Layer.effect(DeliveryStore, Effect.map(Effect.service(DeliveryStore), (store) => DeliveryStore.of({
-      ...store,
+    const counting = wrappedStore((store) => ({
       fanOut: (limit) => Effect.suspend(() => (calls.fanOut++, store.fanOut(limit))),
       subscribedTenants: (ids) => Effect.suspend(() => (calls.asked.push(ids), store.subscribedTenants(ids)))
-    })))
+    }))
     const signal = await h.run(Effect.provide(Effect.service(CommitSignal), CommitSignal.layer))
     const notify = (tenantId: string, webhooksChanged = false) => h.run(signal.notify({ tenantId, webhooksChanged }))
     const quiet = await h.as("Signal quiet")

@@ -1,5 +1,5 @@
 // A real server on an ephemeral port over a fresh database, one per test file.
-import { connect, type Socket } from "node:net"
+import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { DomainLive, type Plan, Tenants } from "@mes/domain"
@@ -173,6 +173,15 @@ export const stalledPost = (path: string, key: string) =>
 
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** A port that was free a moment ago: nothing listens on it (a connection is refused), unless taken since. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 
 /** Sends again every 100 ms, at most `tries` more times, while `again(answer)` holds (a server coming back after an outage); the last answer. */
 export const retryWhile = async <T>(send: () => Promise<T>, again: (answer: T) => boolean, tries: number): Promise<T> => {

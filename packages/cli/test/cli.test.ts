@@ -16,7 +16,7 @@ import { decodeProtectedHeader, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db } from "@mes/adapters-pg"
 import { callTool, everyTool } from "../../adapters-mcp/test/scenario.ts"
-import { client as restClient } from "../../adapters-http/test/harness.ts"
+import { freePort, client as restClient } from "../../adapters-http/test/harness.ts"
 import { scratchDir } from "../../adapters-http/test/scratch.ts"
 
 const BIN = fileURLToPath(new URL("../bin/mes.js", import.meta.url))
@@ -298,15 +298,6 @@ describe("mes serve", () => {
     }
   })
 })
-
-/** A port that was free a moment ago. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const port = (probe.address() as { port: number }).port
-      probe.close(() => resolve(port))
-    })
-  })
 
 /** One request on a connection of its own: its status, "refused" when nothing listens, "hung" past `ms`. */
 const probeOnce = (port: number, path: string, ms: number) =>

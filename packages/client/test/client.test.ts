@@ -1,9 +1,8 @@
 // Both REST clients against a real server: the envelope unwrapped, errors typed by code (issue 13 item 2a).
 import * as Effect from "effect/Effect"
 import { HttpClientError } from "effect/http"
-import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Harness, nestedJob, startServer } from "../../adapters-http/test/harness.ts"
+import { freePort, type Harness, nestedJob, startServer } from "../../adapters-http/test/harness.ts"
 import {
   Conflict,
   createMesClient,
@@ -122,12 +121,7 @@ describe("the Promise client", () => {
 describe("a server that does not answer", () => {
   it("the REST clients fail with an HttpClientError that says why, and the RPC client carries it (connect ECONNREFUSED …), not only 'Transport error'", async () => {
     // a port nothing listens on
-    const closed = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = s.address() as net.AddressInfo
-        s.close(() => resolve(port))
-      })
-    })
+    const closed = await freePort()
     const baseUrl = `http://127.0.0.1:${closed}`
     const mes = createMesClient({ baseUrl, apiKey: key })
     try {
