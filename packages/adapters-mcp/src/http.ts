@@ -23,6 +23,9 @@ const loadSdk = () =>
   sdk ??= Promise.all([import("./server.ts"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"), import("./messages.ts")])
     .then(([server, transport, messages]) => ({ server, transport, messages }))
 
+/** JSON-RPC's Invalid params (the SDK's ErrorCode.InvalidParams, without loading the SDK for it). */
+const INVALID_PARAMS = -32602
+
 /** The largest MCP request body (the SDK's own limit when it reads the body itself). */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024
 
@@ -49,7 +52,8 @@ export const mcpHttpRoutes = (
         const { server: mcp, transport: http, messages } = yield* Effect.promise(loadSdk)
         // a body that is not messages is answered as JSON-RPC 2.0 asks, saying why, as on stdio
         const refused = messages.refusalOf(body)
-        if (refused !== undefined) return HttpServerResponse.jsonUnsafe(refused, { status: 400 })
+        // a request that is a message but names no tool or arguments is answered as a request (200), the rest 400
+        if (refused !== undefined) return HttpServerResponse.jsonUnsafe(refused, { status: refused.error.code === INVALID_PARAMS ? 200 : 400 })
         const web = yield* HttpServerRequest.toWeb(request)
         const server = mcp.createMcpServer(backendFor(key!), options)
         const transport = new http.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true } as ConstructorParameters<typeof http.WebStandardStreamableHTTPServerTransport>[0])

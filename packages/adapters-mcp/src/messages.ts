@@ -29,10 +29,31 @@ export interface ErrorAnswer {
 
 export const errorAnswer = (id: string | number | null, code: number, message: string): ErrorAnswer => ({ jsonrpc: "2.0", id, error: { code, message } })
 
-/** `value` as a message, or the Invalid Request that answers it. */
+const typeName = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`)
+
+/**
+ * What makes a tools/call request's params not the tool and arguments it names: the SDK refused them with -32603
+ * Internal error and its validator's output as the message, for the client's mistake.
+ */
+const badCallParams = (params: Record<string, unknown>): string | undefined => {
+  if (params.name === undefined) return "tools/call name is required"
+  if (typeof params.name !== "string") return `tools/call name must be a string, not ${typeName(params.name)}`
+  const args = params.arguments
+  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+    return `tools/call arguments must be an object, not ${typeName(args)}`
+  }
+  return undefined
+}
+
+/** `value` as a message, or the Invalid Request (Invalid params for a tools/call's) that answers it. */
 export const messageOf = (value: unknown): { readonly message: JSONRPCMessage } | { readonly refused: ErrorAnswer } => {
   const parsed = JSONRPCMessageSchema.safeParse(value)
-  if (parsed.success) return { message: parsed.data }
+  if (parsed.success) {
+    const m = parsed.data
+    if (!("method" in m && m.method === "tools/call" && "id" in m)) return { message: m }
+    const bad = badCallParams((m.params ?? {}) as Record<string, unknown>)
+    return bad === undefined ? { message: m } : { refused: errorAnswer(m.id, ErrorCode.InvalidParams, `Invalid params: ${bad}`) }
+  }
   const id = typeof value === "object" && value !== null && "id" in value ? value.id : null
   return { refused: errorAnswer(typeof id === "string" || typeof id === "number" ? id : null, ErrorCode.InvalidRequest, `Invalid Request: ${whyNotAMessage(value)}`) }
 }

@@ -2,10 +2,10 @@
 // A REST error becomes a tool result with isError (the spec's code and message); an unknown tool is a
 // protocol error; nothing a call does stops the server.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { networkFailure } from "@mes/domain"
 import type { RestBackend } from "./backend.ts"
-import { allTools, type Toolset, type ToolSpec } from "./tools.ts"
+import { allTools, type JsonSchema, type Toolset, type ToolSpec } from "./tools.ts"
 
 export interface McpOptions {
   /** Expose only the tools that change nothing. */
@@ -20,8 +20,80 @@ export const selectTools = (options: McpOptions = {}): ReadonlyArray<ToolSpec> =
 
 const text = (s: string): CallToolResult["content"] => [{ type: "text", text: s }]
 
+/**
+ * The most JSON bytes of a record a tool result carries. A result carries it twice (in the text, where every quote
+ * and backslash is escaped again, and as `structuredContent`) on one line, and the SDK's stdio client closes the
+ * connection on a line over 10 MiB: a 6 MB job's start went through and its caller saw the connection close.
+ */
+export const MAX_RESULT_JSON_BYTES = 3 * 1024 * 1024
+
+/** Strings longer than this are cut in a result over the bound. */
+const LONG_TEXT = 1000
+
+/** Each string longer than LONG_TEXT cut to its start and what was left out. */
+const cutLongText = (value: unknown): unknown => {
+  if (typeof value === "string") {
+    return value.length <= LONG_TEXT ? value : `${value.slice(0, 200)}… (${value.length} characters: read the whole record through the REST API)`
+  }
+  if (Array.isArray(value)) return value.map(cutLongText)
+  if (value === null || typeof value !== "object") return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutLongText(v)]))
+}
+
+/**
+ * A result within MAX_RESULT_JSON_BYTES: as it is, or with its long text cut (the message says so), or, if that
+ * is not enough, without the record (the message says how large it is). A write it reports has happened either way.
+ */
+export const bounded = (r: { readonly message: string; readonly value: Record<string, unknown> }) => {
+  const bytes = Buffer.byteLength(JSON.stringify(r.value))
+  if (bytes <= MAX_RESULT_JSON_BYTES) return r
+  const limit = `over the ${MAX_RESULT_JSON_BYTES / 1024 / 1024} MiB a tool result carries`
+  const cut = cutLongText(r.value) as Record<string, unknown>
+  if (Buffer.byteLength(JSON.stringify(cut)) <= MAX_RESULT_JSON_BYTES) {
+    return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: text longer than ${LONG_TEXT} characters is cut)`, value: cut }
+  }
+  return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: read it through the REST API)`, value: {} }
+}
+
+/** The JSON types a property's schema admits (its `type`, or its `anyOf` branches'); undefined: any. */
+const typesOf = (schema: JsonSchema | undefined): ReadonlyArray<string> | undefined => {
+  if (schema === undefined) return undefined
+  if (Array.isArray(schema.anyOf)) {
+    const branches = (schema.anyOf as Array<JsonSchema>).map(typesOf)
+    return branches.some((b) => b === undefined) ? undefined : branches.flatMap((b) => b!)
+  }
+  return typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? schema.type : undefined
+}
+
+const kindOf = (value: unknown) => (Array.isArray(value) ? "an array" : "an object")
+
+/**
+ * What makes `args` something the tool's input schema refuses, where no REST rule would say it: an argument it
+ * does not name (nor REST's alias of one), which went on to REST or was dropped without a word, and an array or
+ * object where it takes neither, which a filter or an id turned into text. Numbers and booleans where a string is
+ * taken are its text, as a query string carries them; everything else the REST call validates.
+ */
+export const argumentProblem = (tool: ToolSpec, args: Record<string, unknown>): string | undefined => {
+  const properties = (tool.inputSchema.properties ?? {}) as Record<string, JsonSchema>
+  const unknown = Object.keys(args).filter((k) => !Object.hasOwn(properties, k) && tool.aliases?.includes(k) !== true)
+  if (unknown.length > 0 && tool.inputSchema.additionalProperties === false) {
+    const names = Object.keys(properties)
+    return `unknown argument${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}: ${tool.name} takes ${names.length === 0 ? "none" : names.join(", ")}`
+  }
+  for (const [name, value] of Object.entries(args)) {
+    if (value === null || typeof value !== "object") continue
+    const types = typesOf(properties[name])
+    if (types !== undefined && !types.includes(Array.isArray(value) ? "array" : "object")) {
+      return `argument ${name} must be ${types.filter((t) => t !== "null").join(" or ")}, not ${kindOf(value)}`
+    }
+  }
+  return undefined
+}
+
 /** One tool call against the backend, as an MCP result. */
 export const callTool = async (tool: ToolSpec, backend: RestBackend, args: Record<string, unknown>): Promise<CallToolResult> => {
+  const problem = argumentProblem(tool, args)
+  if (problem !== undefined) return { isError: true, content: text(`BAD_REQUEST: ${problem}`) }
   try {
     const reply = await backend(tool.request(args))
     if (reply.status >= 400 || reply.body?.success !== true) {
@@ -29,7 +101,7 @@ export const callTool = async (tool: ToolSpec, backend: RestBackend, args: Recor
       const details = Array.isArray(error.details) && error.details.length > 0 ? `\n${JSON.stringify(error.details)}` : ""
       return { isError: true, content: text(`${error.code}: ${error.message}${details}`) }
     }
-    const { message, value } = tool.result(reply.body.data, args)
+    const { message, value } = bounded(tool.result(reply.body.data, args))
     return { content: text(`${message}\n${JSON.stringify(value)}`), structuredContent: value }
   } catch (e) {
     // what failed, not fetch's bare "fetch failed"
@@ -57,7 +129,8 @@ export const createMcpServer = (backend: RestBackend, options: McpOptions = {}):
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name)
-    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+    // a plain message: McpError's own ("MCP error -32602: …") went on the wire, and the client added its prefix again
+    if (tool === undefined) throw Object.assign(new Error(`Unknown tool: ${request.params.name}`), { code: ErrorCode.InvalidParams })
     const args = request.params.arguments
     return callTool(tool, backend, args !== null && typeof args === "object" && !Array.isArray(args) ? args : {})
   })

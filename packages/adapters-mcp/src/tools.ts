@@ -3,6 +3,7 @@
 // contract), with a description added to every field that has none.
 import { OpenApi } from "effect/http-api"
 import { Api, BASE_PATH } from "@mes/adapters-http"
+import { issueAliases, jobAliases, operationAliases } from "@mes/domain"
 import type { RestRequest } from "./backend.ts"
 import type { Toolset } from "./toolsets.ts"
 
@@ -19,6 +20,8 @@ export interface ToolSpec {
   readonly destructive: boolean
   readonly idempotent: boolean
   readonly inputSchema: JsonSchema
+  /** Other names REST takes for some of its arguments (DECISIONS: aliases), accepted beside the schema's own. */
+  readonly aliases?: ReadonlyArray<string>
   readonly outputSchema: JsonSchema
   /** The REST call for the arguments. */
   readonly request: (args: Record<string, unknown>) => RestRequest
@@ -70,14 +73,21 @@ const listInput = (doc: ReturnType<typeof document>, path: string, omit: Readonl
 }
 
 /** The body of a create or PATCH endpoint as an input schema; PATCH tools also take `id`. */
-const bodyInput = (doc: ReturnType<typeof document>, path: string, method: "post" | "patch", extra: Record<string, JsonSchema> = {}, omit: ReadonlyArray<string> = []): JsonSchema => {
+const bodyInput = (
+  doc: ReturnType<typeof document>,
+  path: string,
+  method: "post" | "patch",
+  extra: Record<string, JsonSchema> = {},
+  omit: ReadonlyArray<string> = [],
+  alsoRequired: ReadonlyArray<string> = []
+): JsonSchema => {
   const schema = doc.paths[BASE_PATH + path]![method]!.requestBody!.content["application/json"]!.schema
   const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !omit.includes(k)))
   const required = ((schema.required as Array<string> | undefined) ?? []).filter((k) => !omit.includes(k))
   return {
     ...schema,
     properties: { ...extra, ...described(properties as Record<string, JsonSchema>, false) },
-    required: [...Object.keys(extra).filter((k) => k === "id"), ...required]
+    required: [...Object.keys(extra).filter((k) => k === "id"), ...required, ...alsoRequired]
   }
 }
 
@@ -221,6 +231,7 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       destructive: false,
       idempotent: false,
       inputSchema: bodyInput(doc, "/api-jobs", "post"),
+      aliases: Object.keys(jobAliases),
       outputSchema: RECORD_OUTPUT,
       request: (a) => ({ method: "POST", path: "/api-jobs", body: a }),
       result: (d) => ({ message: `Job ${d.job.job_number} created with ${d.parts?.length ?? 0} part(s)`, value: d })
@@ -234,6 +245,7 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       destructive: false,
       idempotent: true,
       inputSchema: bodyInput(doc, "/api-jobs", "patch", { id: ID }),
+      aliases: Object.keys(jobAliases),
       outputSchema: RECORD_OUTPUT,
       request: (a) => ({ method: "PATCH", path: "/api-jobs", query: { id: String(a.id ?? "") }, body: withoutId(a) }),
       result: (d) => ({ message: `Job ${d.job.job_number} updated`, value: d })
@@ -255,6 +267,7 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       destructive: false,
       idempotent: true,
       inputSchema: bodyInput(doc, "/api-operations", "patch", { id: ID }),
+      aliases: Object.keys(operationAliases),
       outputSchema: RECORD_OUTPUT,
       request: (a) => ({ method: "PATCH", path: "/api-operations", query: { id: String(a.id ?? "") }, body: withoutId(a) }),
       result: (d) => ({ message: `Operation ${d.operation.operation_name} updated: status ${d.operation.status}`, value: d })
@@ -267,7 +280,9 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       readOnly: false,
       destructive: false,
       idempotent: false,
-      inputSchema: bodyInput(doc, "/api-issues", "post", {}, ["issue_type", "ncr_number"]),
+      // an NCR needs a severity (REST: "severity is required when issue_type is ncr"), which an issue may omit
+      inputSchema: bodyInput(doc, "/api-issues", "post", {}, ["issue_type", "ncr_number"], ["severity"]),
+      aliases: Object.keys(issueAliases),
       outputSchema: RECORD_OUTPUT,
       request: (a) => ({ method: "POST", path: "/api-issues", body: { ...a, issue_type: "ncr" } }),
       result: (d) => ({ message: `NCR ${d.issue.ncr_number} raised: ${d.issue.title}`, value: d })

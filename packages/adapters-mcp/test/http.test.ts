@@ -110,6 +110,10 @@ describe("MCP over Streamable HTTP beside the API", () => {
       const res = await post(body)
       expect([JSON.stringify(body), res.status, await res.json()]).toEqual([JSON.stringify(body), 400, answer])
     }
+    // a tools/call whose arguments are not an object is a request answered (200) with Invalid params saying why, where
+    // the SDK answered -32603 Internal error with its validator's output
+    const args = await post({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "start_job", arguments: [1, 2] } })
+    expect([args.status, await args.json()]).toEqual([200, { jsonrpc: "2.0", id: 9, error: { code: -32602, message: "Invalid params: tools/call arguments must be an object, not an array" } }])
     const one = await post([INITIALIZE])
     expect([one.status, one.statusText]).toEqual([200, "OK"])
     expect(JSON.stringify(await one.json())).toContain('"serverInfo":{"name":"mes"')

@@ -83,6 +83,28 @@ describe("LineTransport (the stdio transport of mes mcp)", () => {
     expect(await s.next()).toEqual({ jsonrpc: "2.0", id: 8, result: {} })
   })
 
+  it("answers a tools/call whose name or arguments are not a tool's with -32602 saying which, not -32603 with the validator's output", async () => {
+    const s = await serve()
+    const call = (id: number, params: unknown) => s.write(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }) + "\n")
+    call(1, { name: "start_job", arguments: [1, 2] })
+    call(2, { name: "start_job", arguments: "x" })
+    call(3, { name: "start_job", arguments: null })
+    call(4, { name: 42, arguments: {} })
+    call(5, { arguments: {} })
+    const answers = []
+    for (let i = 0; i < 5; i++) answers.push(await s.next())
+    const invalid = (id: number, why: string) => ({ jsonrpc: "2.0", id, error: { code: -32602, message: `Invalid params: tools/call ${why}` } })
+    expect(answers).toEqual([
+      invalid(1, "arguments must be an object, not an array"),
+      invalid(2, "arguments must be an object, not a string"),
+      invalid(3, "arguments must be an object, not null"),
+      invalid(4, "name must be a string, not a number"),
+      invalid(5, "name is required")
+    ])
+    s.write(`{"jsonrpc":"2.0","id":6,"method":"ping"}\n`)
+    expect(await s.next()).toEqual({ jsonrpc: "2.0", id: 6, result: {} })
+  })
+
   it("reads a message split across chunks, a CRLF line end and several messages in one chunk; blank lines are skipped", async () => {
     const s = await serve()
     const text = JSON.stringify(INITIALIZE)

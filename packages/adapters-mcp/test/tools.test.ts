@@ -87,7 +87,8 @@ describe("every tool, with its effect checked over REST", () => {
     expect(invalid.isError).toBe(true)
     expect(invalid.text).toMatch(/^VALIDATION_ERROR: /)
     expect(invalid.text).toContain("job_number")
-    await expect(client.callTool({ name: "launch_rockets", arguments: {} })).rejects.toThrow(/Unknown tool/)
+    // once "MCP error -32602: " (the client's) and not twice (the server's McpError put its own on the wire too)
+    await expect(client.callTool({ name: "launch_rockets", arguments: {} })).rejects.toThrow(/^MCP error -32602: Unknown tool: launch_rockets$/)
     // the server still answers
     expect((await call(client, "fetch_jobs", {})).isError).toBeFalsy()
   })
@@ -102,5 +103,75 @@ describe("every tool, with its effect checked over REST", () => {
     expect(start.isError).toBe(true)
     expect(start.text).toMatch(/^FORBIDDEN: /)
     expect((await rest.get(`/api-jobs?id=${id}`)).body.data.job.status).toBe("not_started")
+  })
+})
+
+describe("arguments the input schema refuses", () => {
+  const JOB = { parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] }
+
+  it("an argument a tool does not name is BAD_REQUEST and nothing is done; REST's aliases of its arguments are taken", async () => {
+    const client = await connect(key)
+    const job = await call(client, "create_job", { job_number: "MCP-ARGS", ...JOB })
+    const id = job.structuredContent.job.id
+    const start = await call(client, "start_job", { id, foo: 1 })
+    expect([start.isError, start.text]).toEqual([true, "BAD_REQUEST: unknown argument foo: start_job takes id"])
+    expect((await rest.get(`/api-jobs?id=${id}`)).body.data.job.status).toBe("not_started")
+    // the schema leaves `completed` out (complete_substep ticks a step): it made a step that was ticked already
+    const operation = (await call(client, "fetch_tasks", { job_id: id })).structuredContent.operations[0].id
+    const substep = await call(client, "add_substep", { operation_id: operation, description: "Deburr", sequence: 1, completed: true })
+    expect([substep.isError, substep.text]).toEqual([true, "BAD_REQUEST: unknown argument completed: add_substep takes operation_id, description, sequence"])
+    expect((await rest.get(`/api-substeps?operation_id=${operation}`)).body.data.substeps).toEqual([])
+    const unknown = await call(client, "fetch_jobs", { zzz: "1", yyy: 2 })
+    expect(unknown.text).toMatch(/^BAD_REQUEST: unknown arguments zzz, yyy: fetch_jobs takes status, customer, /)
+    // customer_name is REST's alias of customer (DECISIONS), not in the schema
+    const aliased = await call(client, "create_job", { job_number: "MCP-ALIAS", customer_name: "Acme", ...JOB })
+    expect([aliased.isError, aliased.structuredContent?.job.customer]).toEqual([undefined, "Acme"])
+  })
+
+  it("an array or object where a tool takes neither is BAD_REQUEST (a filter or an id made text of it); numbers for text are their text", async () => {
+    const client = await connect(key)
+    const job = await call(client, "create_job", { job_number: "MCP-TYPES", customer: "Types Inc", priority: 3, ...JOB })
+    const id = job.structuredContent.job.id
+    // ["Types Inc"] found the job as "Types Inc", {"a":1} searched for "[object Object]", a list of statuses became one
+    for (
+      const [args, message] of [
+        [{ customer: ["Types Inc"] }, "argument customer must be string, not an array"],
+        [{ job_number: { a: 1 } }, "argument job_number must be string, not an object"],
+        [{ status: ["completed", "not_started"] }, "argument status must be string, not an array"]
+      ] as const
+    ) {
+      const r = await call(client, "fetch_jobs", args)
+      expect([JSON.stringify(args), r.isError, r.text]).toEqual([JSON.stringify(args), true, `BAD_REQUEST: ${message}`])
+    }
+    const start = await call(client, "start_job", { id: [id] })
+    expect([start.isError, start.text]).toEqual([true, "BAD_REQUEST: argument id must be string, not an array"])
+    expect((await rest.get(`/api-jobs?id=${id}`)).body.data.job.status).toBe("not_started")
+    const found = await call(client, "fetch_jobs", { customer: "Types Inc", priority: 3, limit: 5 })
+    expect([found.isError, found.structuredContent.total, found.structuredContent.limit]).toEqual([undefined, 1, 5])
+  })
+
+  it("create_ncr's schema requires severity, which REST requires of an NCR", async () => {
+    const { tools } = await (await connect(key)).listTools()
+    expect(tools.find((t) => t.name === "create_ncr")!.inputSchema.required).toEqual(["operation_id", "title", "description", "severity"])
+  })
+})
+
+describe("a record too large for one tool result", () => {
+  it("a job with 6 MB of notes is started, and the result says so in under the SDK stdio client's 10 MiB line: its long text cut", async () => {
+    const created = await rest.post("/api-jobs", { job_number: "MCP-LARGE", notes: "x".repeat(6_000_000), parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1 }] }] })
+    expect(created.status).toBe(201)
+    const id = created.body.data.job.id
+    const client = await connect(key)
+    const raw = (await client.callTool({ name: "start_job", arguments: { id } })) as unknown as {
+      content: Array<{ text: string }>
+      structuredContent: { job: { id: string; status: string; notes: string } }
+    }
+    // the line the stdio transport writes: it was 12 MB, and the SDK's stdio client closed the connection on it
+    expect(JSON.stringify({ jsonrpc: "2.0", id: 1, result: raw }).length).toBeLessThan(10 * 1024 * 1024)
+    const text = raw.content[0]!.text
+    expect(text.split("\n")[0]).toMatch(/^Job MCP-LARGE started: status in_progress \(the record is \d+ bytes of JSON, over the 3 MiB a tool result carries: text longer than 1000 characters is cut\)$/)
+    const job = raw.structuredContent.job
+    expect([job.id, job.status, job.notes]).toEqual([id, "in_progress", `${"x".repeat(200)}… (6000000 characters: read the whole record through the REST API)`])
+    expect((await rest.get(`/api-jobs?id=${id}`)).body.data.job.status).toBe("in_progress")
   })
 })
