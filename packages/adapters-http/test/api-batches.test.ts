@@ -82,6 +82,15 @@ describe("/api-batches", () => {
     ])
   })
 
+  it("a thickness_mm too large for a number (1e400, read as Infinity) is one MAX_VALUE detail, not 'must be an integer'", async () => {
+    const res = await api.post("/api-batches", undefined, { raw: `{"batch_number":"B9","cell_id":"${cell}","thickness_mm":1e400}` })
+    expectDetail(res, "thickness_mm", "MAX_VALUE")
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint, d.message])).toEqual([
+      ["thickness_mm", "MAX_VALUE", `thickness_mm must be at most ${Number.MAX_VALUE}`]
+    ])
+    expect((await api.get("/api-batches?search=B9")).body.data.pagination.total).toBe(0)
+  })
+
   it("an operation belongs to at most one batch: 409 on create, and only one of two concurrent creates wins", async () => {
     const { ops } = await newOps(null)
     await newBatch([ops[0]])
@@ -143,7 +152,7 @@ describe("/api-batches", () => {
     expect(ready.body.data.batch).toMatchObject({ status: "ready", notes: "go" })
     expectError(await api.patch(`/api-batches?id=${b.id}`, { status: "ready" }), 409, "INVALID_STATE_TRANSITION")
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { operation_ids: [] }), "operation_ids", "ENUM_CONSTRAINT")
-    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "in_progress" }), "status", "ENUM_CONSTRAINT")
+    expectError(await api.patch(`/api-batches?id=${b.id}`, { status: "in_progress" }), 409, "INVALID_STATE_TRANSITION")
     expect((await api.patch(`/api-batches?id=${b.id}`, { status: "cancelled" })).body.data.batch.status).toBe("cancelled")
     expectDetail(await api.patch(`/api-batches?id=${b.id}`, { parent_batch_id: b.id }), "parent_batch_id", "CIRCULAR_REFERENCE")
   })
@@ -183,6 +192,37 @@ describe("/api-batches", () => {
     expect(nested.status).toBe(200)
     expect(await batchOf(up.id)).toEqual(nested.body.data.batch)
     expect(nested.body.data.batch.status).toBe("ready")
+  })
+
+  it("PATCH status other than ready or cancelled is 409 naming the current status (DECISIONS); a value that is no batch status is 422", async () => {
+    const b = await newBatch([], { notes: "before" })
+    for (const status of ["in_progress", "completed", "draft"]) {
+      const res = await api.patch(`/api-batches?id=${b.id}`, { status, notes: "x" })
+      expectError(res, 409, "INVALID_STATE_TRANSITION")
+      expect(res.body.error.message).toContain("status is 'draft'")
+    }
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "bogus" }), "status", "ENUM_CONSTRAINT")
+    // 404 / 403 first; the fields' references before the state, as every PATCH with a status
+    expectError(await api.patch("/api-batches?id=00000000-0000-4000-8000-000000000003", { status: "completed" }), 404, "NOT_FOUND")
+    expectError(await other.patch(`/api-batches?id=${b.id}`, { status: "in_progress" }), 403, "FORBIDDEN")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { status: "completed", cell_id: foreignCell }), "cell_id", "FK_CONSTRAINT")
+    expect(await batchOf(b.id)).toEqual(b)
+  })
+
+  it("PATCH to a batch_number another batch has is 409 even when another field is refused (spec 7.4); its own number is not taken", async () => {
+    const a = await newBatch()
+    const b = await newBatch()
+    const theirs = (await other.post("/api-batches", { batch_number: `BT-${++n}`, cell_id: foreignCell })).body.data.batch
+    expectError(await api.patch(`/api-batches?id=${b.id}`, { batch_number: a.batch_number, notes: 5 }), 409, "CONFLICT")
+    expectError(await api.patch(`/api-batches?id=${b.id}`, { batch_number: a.batch_number, status: "bogus" }), 409, "CONFLICT")
+    // its own number, a free one, another tenant's: the 422
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { batch_number: b.batch_number, notes: 5 }), "notes", "TYPE_MISMATCH")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { batch_number: `B-${++n}`, notes: 5 }), "notes", "TYPE_MISMATCH")
+    expectDetail(await api.patch(`/api-batches?id=${b.id}`, { batch_number: theirs.batch_number, notes: 5 }), "notes", "TYPE_MISMATCH")
+    // 404 / 403 before the 409
+    expectError(await other.patch(`/api-batches?id=${b.id}`, { batch_number: a.batch_number, notes: 5 }), 403, "FORBIDDEN")
+    expectError(await api.patch("/api-batches?id=00000000-0000-4000-8000-000000000004", { batch_number: a.batch_number, notes: 5 }), 404, "NOT_FOUND")
+    expect(await batchOf(b.id)).toEqual(b)
   })
 
   it("PATCH of fields: references checked in its statement (a refusal changes nothing), a parent without a cycle, 409 for a taken number", async () => {
@@ -419,5 +459,79 @@ describe("/api-batch-lifecycle", () => {
     const b = await newBatch()
     expectDetail(await act("start", b.id, { operator_id: foreign }), "operator_id", "FK_CONSTRAINT")
     expect((await batchOf(b.id)).status).toBe("draft")
+  })
+})
+
+// A soft-deleted job hides its parts and operations (DECISIONS), so none of them may stay in a batch that can still
+// move them: the job's DELETE is 409 while one of its operations is in a batch not completed or cancelled, and goes
+// once that batch is finished, cancelled or deleted. 404 / 403 come first, as for every delete.
+/** A new job with one part of `ops` operations. */
+const newJobOf = async (ops = 1) => {
+  const data = (await api.post("/api-jobs", nestedJob(`JDEL-${++n}`, 1, ops))).body.data
+  return { job: data.job_id as string, ops: data.parts[0].operations.map((o: any) => o.operation_id as string) }
+}
+const deleteJob = (id: string, as = api) => as.delete(`/api-jobs?id=${id}`)
+
+describe("DELETE /api-jobs?id= of a job with operations in a batch", () => {
+  it("is 409 while the batch is draft, ready or in progress; nothing is hidden and the batch runs on", async () => {
+    const { job, ops } = await newJobOf(2)
+    const b = await newBatch([ops[1]!])
+    for (const status of ["draft", "ready", "in_progress"]) {
+      if (status === "ready") expect((await api.patch(`/api-batches?id=${b.id}`, { status: "ready" })).status).toBe(200)
+      if (status === "in_progress") expect((await act("start", b.id, { operator_id: operator })).status).toBe(200)
+      const res = await deleteJob(job)
+      expectError(res, 409, "CONFLICT")
+      expect(res.body.error.message).toContain(b.batch_number)
+      expect((await api.get(`/api-jobs?id=${job}`)).status).toBe(200)
+      expect((await api.get(`/api-operations?id=${ops[1]}`)).status).toBe(200)
+      expect((await api.get(`/api-batches?id=${b.id}`)).body.data.batch).toMatchObject({ status, operation_ids: [ops[1]] })
+    }
+    // the batch stops as ever, then the job goes and hides its operations
+    expect((await act("stop", b.id, {})).status).toBe(200)
+    expect((await api.get(`/api-operations?id=${ops[1]}`)).body.data.operation.status).toBe("completed")
+    expect((await deleteJob(job)).body.data).toEqual({ id: job, deleted: true })
+    expectError(await api.get(`/api-operations?id=${ops[1]}`), 404, "NOT_FOUND")
+    expectError(await deleteJob(job), 404, "NOT_FOUND")
+  })
+
+  it("goes once the batch is cancelled or deleted, and the hidden operation can join no batch", async () => {
+    const a = await newJobOf()
+    const cancelled = await newBatch(a.ops)
+    expectError(await deleteJob(a.job), 409, "CONFLICT")
+    expect((await api.patch(`/api-batches?id=${cancelled.id}`, { status: "cancelled" })).status).toBe(200)
+    expect((await deleteJob(a.job)).status).toBe(200)
+    expectError(await api.get(`/api-operations?id=${a.ops[0]}`), 404, "NOT_FOUND")
+
+    const d = await newJobOf()
+    const deleted = await newBatch(d.ops)
+    expectError(await deleteJob(d.job), 409, "CONFLICT")
+    expect((await api.delete(`/api-batches?id=${deleted.id}`)).status).toBe(200)
+    expect((await deleteJob(d.job)).status).toBe(200)
+    // hidden: a new batch cannot take it
+    const res = await api.post("/api-batches", { batch_number: `BDEL-${++n}`, cell_id: cell, operation_ids: d.ops })
+    expect(res.status).toBe(422)
+  })
+
+  it("a job of another tenant is 403 and an unknown one 404, before the batch's 409", async () => {
+    const { job, ops } = await newJobOf()
+    await newBatch(ops)
+    expectError(await deleteJob(job, other), 403, "FORBIDDEN")
+    expectError(await deleteJob("00000000-0000-4000-8000-000000000000"), 404, "NOT_FOUND")
+    expectError(await deleteJob(job), 409, "CONFLICT")
+  })
+
+  it("the probe of the defect: the batch never starts or stops a hidden operation", async () => {
+    const { job, ops } = await newJobOf()
+    const b = await newBatch(ops)
+    expectError(await deleteJob(job), 409, "CONFLICT")
+    expect((await api.get(`/api-operations?id=${ops[0]}`)).status).toBe(200)
+    const started = await act("start", b.id, { operator_id: operator })
+    expect(started.body.data.operations_moved).toEqual(ops)
+    const stopped = await act("stop", b.id, {})
+    expect(stopped.body.data.operations_moved).toEqual(ops)
+    // only now, with the batch completed, does the job go; its operations are hidden from the batch's moves for good
+    expect((await deleteJob(job)).status).toBe(200)
+    expectError(await api.get(`/api-operations?id=${ops[0]}`), 404, "NOT_FOUND")
+    expectError(await act("start", b.id, { operator_id: operator }), 409, "INVALID_STATE_TRANSITION")
   })
 })

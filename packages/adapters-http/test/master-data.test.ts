@@ -520,6 +520,38 @@ describe("POST /api-erp-sync/diff and /sync, GET /api-erp-sync/status (issue 11 
     expect(mixed.body.data.results.parts[0]).toMatchObject({ external_id: "ERP-P-X", action: "error", error: expect.stringContaining("job_external_id") })
   })
 
+  it("update_only: a job record that would create a part or an operation beneath its job is skipped whole, nothing of it written", async () => {
+    const job = (parts: Array<Record<string, unknown>>) => ({ external_id: "UO-J", external_source: "erp3", job_number: "UO-1", parts })
+    const p1 = { external_id: "UO-P1", part_number: "EP1", quantity: 1, operations: [{ external_id: "UO-O1", operation_name: "Cut", sequence: 1 }] }
+    const created = await api.post("/api-erp-sync/sync", { jobs: [job([p1])] })
+    expect(created.body.data).toMatchObject({ created: 1, errors: 0 })
+    const jobId = created.body.data.results.jobs[0].id
+    const stored = async () => (await api.get(`/api-jobs?id=${jobId}`)).body.data.job.parts.map((p: any) => [p.part_number, p.quantity, p.operations.map((o: any) => o.external_id)])
+    const before = await outboxCount()
+
+    // a new part (with an operation) beside an updated one; a new operation under an existing part
+    const newPart = job([{ ...p1, quantity: 3 }, { external_id: "UO-P2", part_number: "EP2", quantity: 1, operations: [{ external_id: "UO-O2", operation_name: "x", sequence: 1 }] }])
+    const newOperation = job([{ ...p1, operations: [...p1.operations, { external_id: "UO-O3", operation_name: "y", sequence: 2 }] }])
+    for (const record of [newPart, newOperation]) {
+      const diff = await api.post("/api-erp-sync/diff", { mode: "update_only", jobs: [record] })
+      expect(diff.body.data).toMatchObject({ total: 1, created: 0, updated: 0, skipped: 1 })
+      const sync = await api.post("/api-erp-sync/sync", { mode: "update_only", jobs: [record] })
+      expect(sync.status).toBe(200)
+      expect(sync.body.data).toMatchObject({ total: 1, created: 0, updated: 0, unchanged: 0, skipped: 1, errors: 0 })
+      expect(sync.body.data.results.jobs[0]).toEqual({ external_id: "UO-J", id: jobId, action: "skipped" })
+    }
+    expect(await stored()).toEqual([["EP1", 1, ["UO-O1"]]])
+    expect(await h.sql("SELECT 1 FROM parts WHERE external_id = 'UO-P2' UNION ALL SELECT 1 FROM operations WHERE external_id IN ('UO-O2', 'UO-O3')")).toHaveLength(0)
+    expect(await outboxCount()).toBe(before)
+    const status = (await api.get("/api-erp-sync/status")).body.data.sources.find((s: any) => s.external_source === "erp3")
+    expect(status.runs[0]).toMatchObject({ total: 1, created: 0, updated: 0, skipped: 1 })
+
+    // what already exists is updated under update_only
+    const update = await api.post("/api-erp-sync/sync", { mode: "update_only", jobs: [job([{ ...p1, quantity: 3 }])] })
+    expect(update.body.data).toMatchObject({ created: 0, updated: 1, skipped: 0 })
+    expect(await stored()).toEqual([["EP1", 3, ["UO-O1"]]])
+  })
+
   it("refuses a bad mode, an unknown list, a list that is not an array, and more than 1,000 records in all (nothing written)", async () => {
     expectDetail(await api.post("/api-erp-sync/sync", { mode: "replace" }), "mode", "ENUM_CONSTRAINT")
     expectDetail(await api.post("/api-erp-sync/sync", { widgets: [] }), "widgets", "ENUM_CONSTRAINT")

@@ -264,6 +264,14 @@ describe("more ways an upload or an attachment can be wrong", () => {
     expectError(await api.get("/api-upload-url"), 405, "METHOD_NOT_ALLOWED")
     expectError(await api.post("/api-upload-url", undefined, { raw: "{not json" }), 400, "BAD_REQUEST")
     expectDetail(await api.post("/api-upload-url", { content_type: "image/png", size_bytes: 0 }), "size_bytes", "MIN_VALUE")
+    // too large to be exact (past 2^53, or 1e400 read as Infinity): one MAX_VALUE detail, not also "must be an integer"
+    for (const size of ["9007199254740993", "1e400"]) {
+      const res = await api.post("/api-upload-url", undefined, { raw: `{"content_type":"image/png","size_bytes":${size}}` })
+      expectDetail(res, "size_bytes", "MAX_VALUE")
+      expect(res.body.error.details.map((d: any) => [d.field, d.constraint, d.message]), size).toEqual([
+        ["size_bytes", "MAX_VALUE", "size_bytes must be at most 2147483647"]
+      ])
+    }
     expectDetail(await api.post("/api-upload-url", { content_type: 42 }), "content_type", "ENUM_CONSTRAINT")
     const ok = await api.post("/api-upload-url", { content_type: "image/webp", file_name: "x.webp" })
     expect(ok.body.data.key).toMatch(/\.webp$/)

@@ -113,6 +113,21 @@ describe("/api-operation-quantities", () => {
     await api.delete(`/api-operation-quantities?id=${q.id}`)
   })
 
+  it("a PATCH that would leave no quantity above 0 is 422 MIN_VALUE on good, as the create, and changes nothing", async () => {
+    const q = (await api.post("/api-operation-quantities", { operation_id: mine.op2, good: 3, scrap: 1, scrap_reason_id: mine.reason })).body.data.operation_quantity
+    const res = await api.patch(`/api-operation-quantities?id=${q.id}`, { good: 0, scrap: 0 })
+    expectDetail(res, "good", "MIN_VALUE")
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint, d.message])).toEqual([
+      ["good", "MIN_VALUE", "at least one of good, scrap and rework must be greater than 0"]
+    ])
+    expect((await api.get(`/api-operation-quantities?id=${q.id}`)).body.data.operation_quantity).toMatchObject({ good: 3, scrap: 1, rework: 0 })
+    // one quantity left above 0 (the stored one or the given one) is an entry
+    expect((await api.patch(`/api-operation-quantities?id=${q.id}`, { good: 0 })).body.data.operation_quantity).toMatchObject({ good: 0, scrap: 1 })
+    expectDetail(await api.patch(`/api-operation-quantities?id=${q.id}`, { scrap: 0 }), "good", "MIN_VALUE")
+    expect((await api.patch(`/api-operation-quantities?id=${q.id}`, { scrap: 0, rework: 2 })).body.data.operation_quantity).toMatchObject({ good: 0, scrap: 0, rework: 2 })
+    await api.delete(`/api-operation-quantities?id=${q.id}`)
+  })
+
   it("the operation and its part show running totals, exact under 20 parallel recordings", async () => {
     const totals = async () => ({
       op: (await api.get(`/api-operations?id=${mine.op}`)).body.data.operation.quantities,
@@ -265,6 +280,22 @@ describe("/api-templates and /api-templates/items", () => {
     expect((await api.patch(`/api-templates/items?id=${id}`, { description: "Check blade tension" })).body.data.template_item.description).toBe("Check blade tension")
     expect((await api.delete(`/api-templates/items?id=${id}`)).status).toBe(200)
     expect((await api.get(`/api-templates?id=${t.id}`)).body.data.template.items.map((i: any) => i.description)).toEqual(["Clamp"])
+  })
+
+  it("a sequence taken in the template is 409 even when another field is refused (spec 7.4), on create and PATCH", async () => {
+    const t = (await api.post("/api-templates", { name: "Press brake", items: [{ description: "Align" }, { description: "Bend" }] })).body.data.template
+    const lone = (await api.post("/api-templates", { name: "Press brake 2", items: [{ description: "Align" }] })).body.data.template
+    const [first] = t.items
+    expectError(await api.post("/api-templates/items", { template_id: t.id, description: 5, sequence: 2 }), 409, "CONFLICT")
+    expectError(await api.patch(`/api-templates/items?id=${first.id}`, { sequence: 2, description: 5 }), 409, "CONFLICT")
+    // its own sequence, a free one, one taken only in another template: the 422
+    expectDetail(await api.patch(`/api-templates/items?id=${first.id}`, { sequence: 1, description: 5 }), "description", "TYPE_MISMATCH")
+    expectDetail(await api.patch(`/api-templates/items?id=${first.id}`, { sequence: 3, description: 5 }), "description", "TYPE_MISMATCH")
+    expectDetail(await api.post("/api-templates/items", { template_id: lone.id, description: 5, sequence: 2 }), "description", "TYPE_MISMATCH")
+    expectDetail(await api.post("/api-templates/items", { template_id: "not-a-uuid", description: 5, sequence: 2 }), "description", "TYPE_MISMATCH")
+    // 404 / 403 before the 409
+    expectError(await other.patch(`/api-templates/items?id=${first.id}`, { sequence: 2, description: 5 }), 403, "FORBIDDEN")
+    expect((await api.get(`/api-templates?id=${t.id}`)).body.data.template).toEqual(t)
   })
 
   it("apply creates the items as substeps after the operation's own, in one statement, with step.added each", async () => {

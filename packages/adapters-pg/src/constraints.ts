@@ -116,6 +116,13 @@ const checks: Record<string, { readonly entity: string; readonly field: string; 
     constraint: "NOT_NULL",
     message: "scrap_reason_id is required when scrap is greater than 0"
   },
+  // migration 0038: a PATCH that zeroes the quantities it gives where the others are 0 already
+  operation_quantities_some_quantity_check: {
+    entity: "operation_quantity",
+    field: "good",
+    constraint: "MIN_VALUE",
+    message: "at least one of good, scrap and rework must be greater than 0"
+  },
   downtime_end_after_start_check: { entity: "downtime", field: "end_time", constraint: "MIN_VALUE", message: "end_time must not be before start_time" }
 }
 

@@ -296,7 +296,7 @@ export const moveOutcome = <T>(row: WriteRow): MoveOutcome<T> => ({
  */
 export const recordWrites = <T>(
   sql: SqlClient,
-  o: WriteOptions & { readonly softDelete?: boolean; readonly additions?: MoveAdditions }
+  o: WriteOptions & { readonly additions?: MoveAdditions }
 ) => {
   const cached = statementCache()
   /** The create's statement run with its `more` parameters ($4 …). */
@@ -351,18 +351,14 @@ export const recordWrites = <T>(
     /** A create's answer row: the record's JSON (null when nothing was written), the missing references, `select`'s values. */
     createRow,
     /**
-     * Deletes (or, with `soft`, marks deleted) a live row of the tenant, with the `events` about it; with the owner of
+     * Deletes a live row of the tenant (a job's soft delete is the job store's own statement), with the `events` about it; with the owner of
      * the id, and the deleted row's `column` as `value` when one is asked for.
      */
     remove: (tenantId: string, id: string, events: ReadonlyArray<EventPlan> = [], column?: string) => {
       const json = events.length > 0 ? `, ${recordJson(o.table, "t")} AS json` : ""
       const statement = cached(`remove ${events.map((e) => e.type).join(",")} ${column ?? ""}`, () => `
           WITH ow AS (SELECT t.tenant_id FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")}),
-          d AS (${
-        o.softDelete
-          ? `UPDATE ${o.table} t SET deleted_at = now(), updated_at = now() WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json}`
-          : `DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json}`
-      })
+          d AS (DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json})
           ${events.length > 0 ? `, ${insertEvents("$1", events.map((event): EventSource => ({ event, from: "d", payload: payloadOf(o, "d") })))}` : ""}
           SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed${column === undefined ? "" : `, (SELECT d.${ident(column)}::text FROM d) AS value`}`)
       return sql.unsafe<{ owner: string | null; removed: boolean; value?: string | null }>(statement, [tenantId, id]).pipe(

@@ -9,7 +9,7 @@ import { Conflict, type BadRequest, Forbidden, NotFound, type ValidationFailed }
 import { type EventPlan, eventPlan, type EventType } from "./events.ts"
 import type { CheckedReference, NewRow } from "./jobs/store.ts"
 import { CurrentTenant, newId, References, type ReferenceTable } from "./ports.ts"
-import { type FilterKind, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
+import { type FilterKind, isUuid, type ListQuery, type ListSpec, listWith, type Page, type Slice } from "./query.ts"
 import type { JsonText } from "./json.ts"
 import { checkedReferences, checkOwner, ensureOwned, label, missingReferenceDetails, type Reference } from "./references.ts"
 import { decodeInput, decodePatchInput, validationFailed, isNameCandidate } from "./validation.ts"
@@ -107,6 +107,32 @@ export const findOwned = <T>(
     return row
   })
 
+/**
+ * spec 7.4 (DECISIONS: the 409-before-422 order): a refused body whose unique value another record already has is 409,
+ * not the 422. Looked up only on that error path, and only when `value` is one worth looking up (a value that could be
+ * stored in the unique column; else the 422 stands).
+ */
+export const takenFirst = <V, R>(o: {
+  readonly field: string
+  readonly value: V | undefined
+  /** True when another record (of the tenant, within the same parent) has this value. */
+  readonly taken: (value: V) => Effect.Effect<boolean, never, R>
+  readonly message: (value: V) => string
+}) =>
+(e: ValidationFailed): Effect.Effect<never, Conflict | ValidationFailed, R> =>
+  o.value === undefined
+    ? Effect.fail(e)
+    : Effect.flatMap(o.taken(o.value), (taken) => Effect.fail(taken ? new Conflict({ message: o.message(o.value!), field: o.field }) : e))
+
+/** A field unique per tenant, or per parent record with `within` (a template item's sequence in its template). */
+export interface UniqueField {
+  readonly field: string
+  /** The field naming the parent: a create's, or on PATCH the record's own unless the body names another. */
+  readonly within?: string
+  /** The values worth looking up (default: a name, `isNameCandidate`). */
+  readonly candidate?: (v: unknown) => v is string | number
+}
+
 export interface CrudStore<T> {
   /** Create as one statement: with a plan, its references checked first and its events written from the new record. */
   readonly insert: (row: NewRow<T>, plan?: CreatePlan) => Effect.Effect<T, Conflict | ValidationFailed | MissingReferences>
@@ -118,8 +144,11 @@ export interface CrudStore<T> {
   readonly patch: PatchStatement<T>
   /** Delete as one statement, with the owner of the id, and `events` about the deleted record; Conflict while other records reference it. */
   readonly remove: (tenantId: string, id: string, events?: ReadonlyArray<EventPlan>) => Effect.Effect<RemoveOutcome, Conflict>
-  /** True when another record of the tenant has this value in the resource's unique field. */
-  readonly taken: (tenantId: string, value: string, exceptId?: string) => Effect.Effect<boolean>
+  /**
+   * True when another record of the tenant has this value in the resource's unique field; with a unique field
+   * `within` a parent, another record of the parent `within` names (undefined: the parent of record `exceptId`).
+   */
+  readonly taken: (tenantId: string, value: string | number, exceptId?: string, within?: string) => Effect.Effect<boolean>
 }
 
 type Services = CurrentTenant
@@ -141,8 +170,8 @@ export const makeCrud = <T>(o: {
   readonly record: Schema.Struct<any>
   readonly patch: Schema.Struct<any> & { readonly DecodingServices: never }
   readonly listSpec: ListSpec<Record<string, FilterKind>, string>
-  /** The field unique per tenant, if any; a duplicate is 409 even when other fields are invalid (spec 7.4). */
-  readonly unique?: string
+  /** The field unique per tenant (or per parent), if any; a duplicate is 409 even when other fields are invalid (spec 7.4). */
+  readonly unique?: string | UniqueField
   /** References of a decoded create or patch that must be the tenant's (422 FK_CONSTRAINT otherwise). */
   readonly refs?: (input: any) => ReadonlyArray<Reference>
   /**
@@ -163,16 +192,24 @@ export const makeCrud = <T>(o: {
   const decodePatch = decodePatchInput(o.patch, o.entity)
   const withRefs = Effect.provideService(References, o.references)
 
+  const unique: UniqueField | undefined = typeof o.unique === "string" ? { field: o.unique } : o.unique
   /** spec 7.4: a value the unique field already has elsewhere is 409 even when other fields are invalid. */
   const uniqueFirst = (input: unknown, exceptId?: string) => (e: ValidationFailed) =>
     Effect.gen(function*() {
+      if (unique === undefined) return yield* e
       const tenant = yield* CurrentTenant
-      const unique = o.unique
-      const value = unique === undefined ? undefined : (input as Record<string, unknown> | null)?.[unique]
-      if (isNameCandidate(value) && (yield* store.taken(tenant.id, value, exceptId))) {
-        return yield* new Conflict({ message: `a ${o.entity} with ${unique} ${value} already exists`, field: unique! })
-      }
-      return yield* e
+      const body = input !== null && typeof input === "object" ? input as Record<string, unknown> : {}
+      const value = body[unique.field]
+      const parent = unique.within === undefined ? undefined : body[unique.within]
+      // a create names its parent; a PATCH may leave it out (the record's own), but one that cannot be an id names none
+      const parentOk = unique.within === undefined || (parent === undefined ? exceptId !== undefined : typeof parent === "string" && isUuid(parent))
+      const candidate = unique.candidate ?? isNameCandidate
+      return yield* takenFirst({
+        field: unique.field,
+        value: parentOk && candidate(value) ? value : undefined,
+        taken: (v) => store.taken(tenant.id, v, exceptId, parent as string | undefined),
+        message: (v) => `a ${o.entity} with ${unique.field} ${v} already exists`
+      })(e)
     })
 
   return {

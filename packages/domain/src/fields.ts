@@ -21,7 +21,12 @@ export const INT4_MAX = 2147483647
 export const Int32 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(-INT4_MAX - 1), Schema.isLessThanOrEqualTo(INT4_MAX))
 export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(INT4_MAX))
 export const PositiveInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(INT4_MAX))
-export const NonNegativeNumber = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+/**
+ * The largest PostgreSQL `double precision` (and JavaScript number): a decimal field is bounded by it, so `1e400`,
+ * which JSON reads as Infinity, is a MAX_VALUE detail as in an integer field, not a finiteness one.
+ */
+export const FLOAT8_MAX = Number.MAX_VALUE
+export const NonNegativeNumber = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(FLOAT8_MAX))
 export const Percentage = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(100))
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 

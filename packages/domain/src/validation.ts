@@ -156,8 +156,8 @@ const expected = (ast: SchemaAST.AST): string => {
   }
 }
 
-const filterMessage = (constraint: Constraint, name: string, payload: Record<string, unknown> | undefined): string => {
-  const p = payload ?? {}
+const filterMessage = (constraint: Constraint, name: string, rep: { id?: string; payload?: Record<string, unknown> } | undefined): string => {
+  const p = rep?.payload ?? {}
   switch (constraint) {
     case "MIN_LENGTH":
       return `${name} must have a length of at least ${p.minLength}`
@@ -172,7 +172,7 @@ const filterMessage = (constraint: Constraint, name: string, payload: Record<str
     case "DATE_FORMAT":
       return `${name} must be an ISO 8601 date`
     case "TYPE_MISMATCH":
-      return `${name} must be an integer`
+      return rep?.id === "effect/schema/isFinite" ? `${name} must be a finite number` : `${name} must be an integer`
     default:
       return `${name} has an invalid format`
   }
@@ -197,7 +197,7 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
         const constraint = filterConstraint[rep?.id ?? ""] ?? "PATTERN_MISMATCH"
         const name = formatPath(path) || root
         const custom = (i.filter.annotations as { message?: string } | undefined)?.message
-        const d = detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep?.payload))
+        const d = detail(root, input, path, constraint, custom ?? filterMessage(constraint, name, rep))
         if (constraint === "TYPE_MISMATCH") integerChecks.add(d)
         out.push(d)
         return

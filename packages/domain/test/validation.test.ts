@@ -3,6 +3,7 @@
 import { Effect, Exit, Schema, type SchemaIssue } from "effect"
 import { describe, expect, it } from "vitest"
 import {
+  BatchCreate,
   decodeInput,
   decodePatchInput,
   detail,
@@ -20,6 +21,7 @@ import {
   PartCreate,
   renameAliases,
   unstorableDetails,
+  UploadUrlRequest,
   type ValidationDetail,
   ValidationFailed,
   utf8Text
@@ -311,6 +313,22 @@ describe("decodeInput: job create (spec 7.3)", () => {
       // a fraction is two mistakes: not whole, and too large
       expect(jobErrors(job({ priority: 2147483648.5 })).map((d) => d.constraint).sort()).toEqual(["MAX_VALUE", "TYPE_MISMATCH"])
       expect(only(jobErrors(job({ priority: 1.5 })))).toMatchObject({ field: "priority", constraint: "TYPE_MISMATCH", message: "priority must be an integer" })
+    })
+
+    it("every number field is bounded, so a size past 2^53 or 1e400 (Infinity) is one bound detail, a decimal's never 'must be an integer'", () => {
+      const upload = (size_bytes: number) => failure(decodeInput(UploadUrlRequest, "upload")({ content_type: "image/png", size_bytes })).details
+      for (const size of [2 ** 53 + 2, Infinity]) {
+        expect(only(upload(size)), String(size)).toMatchObject({ field: "size_bytes", constraint: "MAX_VALUE", message: "size_bytes must be at most 2147483647" })
+      }
+      const batch = (thickness_mm: number) => failure(decodeInput(BatchCreate, "batch")({ batch_number: "B9", cell_id: "00000000-0000-4000-8000-000000000001", thickness_mm })).details
+      expect(only(batch(Infinity))).toMatchObject({ field: "thickness_mm", constraint: "MAX_VALUE", message: `thickness_mm must be at most ${Number.MAX_VALUE}` })
+      expect(only(batch(-Infinity))).toMatchObject({ field: "thickness_mm", constraint: "MIN_VALUE" })
+      expect(Effect.runSync(decodeInput(BatchCreate, "batch")({ batch_number: "B9", cell_id: "00000000-0000-4000-8000-000000000001", thickness_mm: 2 ** 53 + 2 })).thickness_mm).toBe(2 ** 53 + 2)
+      const estimate = jobErrors(job({ parts: [part({ operations: [op(1, { estimated_time_minutes: Infinity })] })] }))
+      expect(only(estimate)).toMatchObject({ field: "parts[0].operations[0].estimated_time_minutes", constraint: "MAX_VALUE" })
+      // a finiteness check of its own says so, not "must be an integer"
+      const finite = failure(decodeInput(Schema.Struct({ x: Schema.Finite }), "thing")({ x: Infinity })).details
+      expect(only(finite)).toMatchObject({ field: "x", constraint: "TYPE_MISMATCH", message: "x must be a finite number" })
     })
 
     it("estimated_time_minutes >= 0 (0 accepted)", () => {

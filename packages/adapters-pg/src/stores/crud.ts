@@ -113,7 +113,9 @@ export const crudStorePg = <T extends { readonly id: string }>(
     /** WHERE fragments for the list filters (the tenant condition is added here). */
     readonly filters: (f: Readonly<Record<string, unknown>>) => ReadonlyArray<Fragment>
     /** The condition "this row has the unique value", for the 409-before-422 check. */
-    readonly unique: (value: string) => Fragment
+    readonly unique: (value: string | number) => Fragment
+    /** The column of the parent the unique value is unique within (a template item's `template_id`), if any. */
+    readonly uniqueWithin?: string
     /** A create answers the record's JSON (with its extras) instead of the inserted row. */
     readonly insertJson?: boolean
     /** A PATCH whose events depend on the record before it (moves.ts, WriteOptions). */
@@ -153,9 +155,18 @@ export const crudStorePg = <T extends { readonly id: string }>(
       ),
     patch: (tenantId, id, changes, refs, events = []) => writes.patch(tenantId, id, changes, events, refs).pipe(mapChecks, mapConstraints),
     remove: (tenantId, id, events) => writes.remove(tenantId, id, events).pipe(mapConstraints),
-    taken: (tenantId, value, exceptId) => {
+    taken: (tenantId, value, exceptId, within) => {
       const where = [sql`tenant_id = ${tenantId}`, o.unique(value)]
       if (exceptId !== undefined) where.push(sql`id <> ${exceptId}`)
+      if (o.uniqueWithin !== undefined) {
+        // the parent named, else the parent of the record a PATCH changes
+        const parent = sql.literal(ident(o.uniqueWithin))
+        where.push(
+          within !== undefined
+            ? sql`${parent} = ${within}`
+            : sql`${parent} = (SELECT ${parent} FROM ${sql.literal(o.table)} WHERE tenant_id = ${tenantId} AND id = ${exceptId ?? null})`
+        )
+      }
       return sql`SELECT 1 FROM ${sql.literal(o.table)} WHERE ${sql.and(where)}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
     }
   }

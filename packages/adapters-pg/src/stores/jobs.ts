@@ -11,7 +11,7 @@ import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
 import { mapConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
-import { statementCache } from "../sql-text.ts"
+import { arrayParam, statementCache } from "../sql-text.ts"
 import { contains, materialsDiffer, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, planElements } from "./common.ts"
 import { coalescing as coalesce, CoalescingConfig } from "../coalesce.ts"
 import { onOwnConnection } from "../connection.ts"
@@ -170,12 +170,35 @@ FROM rec LEFT JOIN d ON d.k = rec.k
 ORDER BY rec.k`
 }
 
+/**
+ * A job's soft delete ($1 tenant, $2 id, $3 the batch statuses that hold its operations), as one statement: the job
+ * is marked deleted unless one of its operations is in a batch of those statuses, whose number is `held_by` (the
+ * first by number); with the owner of the id, for 404 / 403.
+ */
+const SOFT_DELETE = `
+WITH ow AS (SELECT t.tenant_id FROM jobs t WHERE t.id = $2 AND t.deleted_at IS NULL),
+held AS (
+  SELECT b.batch_number FROM jobs j
+    JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
+    JOIN operations o ON o.tenant_id = p.tenant_id AND o.part_id = p.id
+    JOIN batch_operations bo ON bo.tenant_id = o.tenant_id AND bo.operation_id = o.id
+    JOIN batches b ON b.tenant_id = bo.tenant_id AND b.id = bo.batch_id
+  WHERE j.tenant_id = $1 AND j.id = $2 AND j.deleted_at IS NULL AND b.status = ANY ($3::text[])
+  ORDER BY b.batch_number LIMIT 1
+),
+d AS (
+  UPDATE jobs t SET deleted_at = now(), updated_at = now()
+  WHERE t.tenant_id = $1 AND t.id = $2 AND t.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM held)
+  RETURNING t.id
+)
+SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed, (SELECT batch_number FROM held) AS held_by`
+
 export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
   const sql = yield* SqlClient
   const catalog = yield* Catalog
   const die = <A, R>(e: Effect.Effect<A, SqlError, R>) => Effect.orDie(e)
   const statements = statementCache()
-  const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"], softDelete: true })
+  const writes = recordWrites<Job>(sql, { table: "jobs", columns: catalog.columns("jobs"), refTables: ["cells"] })
 
   // A coalesced statement runs on a connection of its own (as a transaction's statements do): on the shared,
   // pipelining pool the statements in flight (up to MES_DB_WRITE_SLOTS) went down one connection, and one server
@@ -267,7 +290,11 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         die
       ),
 
-    softDelete: (tenantId, id) => writes.remove(tenantId, id).pipe(die),
+    softDelete: (tenantId, id, holding) =>
+      sql.unsafe<{ owner: string | null; removed: boolean; held_by: string | null }>(SOFT_DELETE, [tenantId, id, arrayParam(holding)]).pipe(
+        Effect.map(([row]) => ({ owner: row!.owner ?? undefined, removed: row!.removed, heldBy: row!.held_by ?? undefined })),
+        die
+      ),
 
     sync: (plans) => {
       // the statement and its parameter are made when the effect is, not when it runs: a bulk makes the next
@@ -278,6 +305,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         const rows = yield* sql.unsafe<{
           id: string | null
           action: SyncAction | null
+          inserted: boolean
           missing_refs: Array<number>
           missing_cells: Array<string>
           elsewhere: Array<number>
@@ -287,7 +315,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
         }>(statement, [param, plans[0]!.job.tenant_id])
         return rows.map((r): JobSyncResult =>
           r.id !== null
-            ? { _tag: "Synced", id: r.id, action: r.action! }
+            ? { _tag: "Synced", id: r.id, action: r.action!, inserted: r.inserted }
             : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved, materialsDiffer: materialsDiffer(r) }
         )
       }).pipe(mapConstraints)

@@ -205,7 +205,9 @@ export const TemplateItemStorePg = Layer.effect(TemplateItemStore, Effect.gen(fu
     alias: "i",
     sort: { sequence: "i.sequence", created_at: "i.created_at" },
     filters: (f) => equalities(sql, "i", f, ["id", "template_id"]),
-    unique: () => sql`false`
+    // a sequence is unique in its template (substep_template_items_sequence_key)
+    unique: (sequence) => sql`sequence = ${sequence}`,
+    uniqueWithin: "template_id"
   }))
 }))
 

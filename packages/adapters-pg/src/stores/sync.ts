@@ -144,7 +144,7 @@ o AS (
       where: "WHERE ok.ok"
     }, { update: given(plans.flatMap((p) => p.operations), operations), sameParent: "part_id" })
   }
-  RETURNING t.id
+  RETURNING t.id, (xmax = 0) AS inserted
 ),
 jk AS (SELECT j.*, jin.k FROM j JOIN jin ON jin.id = j.id),
 pk AS (SELECT p.*, pin.k, pin.n FROM p JOIN pin ON pin.id = p.id),
@@ -168,6 +168,8 @@ ${
     ], { interleave: true })
 },
 written AS (SELECT k FROM pk UNION SELECT oin.k FROM o JOIN oin ON oin.id = o.id),
+-- records that inserted a part or an operation (under update_only, a job that did is skipped: sync/service.ts)
+made AS (SELECT k FROM pk WHERE pk.inserted UNION SELECT oin.k FROM o JOIN oin ON oin.id = o.id WHERE o.inserted),
 -- a row the upsert skipped is one it found holding the synced values already, unless the checks saw no row
 -- there (a concurrent sync wrote it meanwhile): then all is undone
 overtaken AS (
@@ -177,6 +179,7 @@ overtaken AS (
 )
 SELECT CASE WHEN ok.ok THEN jin.id END AS id,
   CASE WHEN jk.inserted THEN 'created' WHEN jk.k IS NOT NULL OR rec.k IN (SELECT k FROM written) THEN 'updated' ELSE 'unchanged' END AS action,
+  coalesce(jk.inserted, false) OR rec.k IN (SELECT k FROM made) AS inserted,
   CASE WHEN ok.ok AND rec.k IN (SELECT k FROM overtaken) THEN mes_conflict('sync overtaken') END AS overtaken,
   ${nestedPlanRefusals.columns},
   coalesce(r3.a, '{}')::int[] AS elsewhere, coalesce(r4.a, '{}')::int[] AS moved${materials ? `, ${partMaterials.columns()}` : ""}

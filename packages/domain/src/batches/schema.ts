@@ -38,12 +38,15 @@ export const BatchCreate = Schema.Struct({
 })
 export type BatchCreate = typeof BatchCreate.Type
 
-/** PATCH /api-batches: `operation_ids` is not accepted (spec 4.6); status draft → ready, or cancelled. */
+/**
+ * PATCH /api-batches: `operation_ids` is not accepted (spec 4.6); status draft → ready, or cancelled; another batch
+ * status is 409 (DECISIONS), a value that is none 422.
+ */
 export const BatchPatch = Schema.Struct({
   batch_number: opt(Name255),
   cell_id: opt(Uuid),
   ...batchFields,
-  status: opt(Schema.Literals(["ready", "cancelled"]))
+  status: opt(BatchStatus)
 })
 export type BatchPatch = typeof BatchPatch.Type
 

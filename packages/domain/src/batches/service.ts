@@ -4,10 +4,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { readOwned, settlePatch, settleRemove } from "../crud.ts"
+import { readOwned, settlePatch, settleRemove, takenFirst } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, NotFound, type ValidationFailed } from "../errors.ts"
-import { actionPlan, refuseAction, rowEvents, settleMove } from "../lifecycle.ts"
+import { actionPlan, type MovePlan, patchPlan, refuseAction, refuseMove, rowEvents, settleMove, type Transition } from "../lifecycle.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
@@ -19,6 +19,9 @@ import { BatchStore } from "./store.ts"
 
 type Services = CurrentTenant
 type Problem = NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition
+
+/** The moves a PATCH `status` makes (DECISIONS): to ready, and to cancelled; to any other status none (409). */
+const patchMachine = batchMachine.filter((t) => t.action === "ready" || t.action === "cancel")
 
 export interface BatchTransitioned {
   readonly batch: Batch | JsonText<Batch>
@@ -61,6 +64,18 @@ export class Batches extends Context.Service<Batches, {
       ...(input.parent_batch_id != null ? [{ table: "batches" as const, id: input.parent_batch_id, path: ["parent_batch_id"] }] : [])
     ]
 
+    const numberTaken = (n: string) => `batch_number ${n} already exists`
+    /** spec 7.4: a taken batch_number is 409 even when other fields are invalid (on PATCH, the batch's own is not taken). */
+    const numberFirst = (tenantId: string, raw: unknown, exceptId?: string) => {
+      const n = (raw as { batch_number?: unknown } | null)?.batch_number
+      return takenFirst({
+        field: "batch_number",
+        value: isNameCandidate(n) ? n : undefined,
+        taken: (v) => store.numberTaken(tenantId, v, exceptId),
+        message: numberTaken
+      })
+    }
+
     const refuseTaken = (operationIds: ReadonlyArray<string>) =>
       operationIds.length === 0
         ? Effect.void
@@ -77,27 +92,37 @@ export class Batches extends Context.Service<Batches, {
     /**
      * A batch move as one statement (BatchStore.transition), answered by settleMove: 404 / 403, then a wrong state
      * (409), then the references (422), or the references first with `refsFirst` (a PATCH checks its fields first).
+     * An `action`, or a PATCH's `status` (`patchTo`: a move of patchMachine, none for other statuses).
      */
     const move = (
       id: string,
-      action: BatchAction,
+      action: BatchAction | { readonly patchTo: BatchStatus },
       o: { readonly changes: Readonly<Record<string, unknown>>; readonly refs: ReadonlyArray<Reference>; readonly input: unknown; readonly operatorId: string | null; readonly refsFirst: boolean }
     ) =>
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
-        const t = batchMachine.find((r) => r.action === action)!
-        const plan = actionPlan(batchMachine, action, (r) => (r.event === undefined ? [] : rowEvents(r)), o.changes)
+        const events = (r: Transition<BatchStatus, BatchAction>) => (r.event === undefined ? [] : rowEvents(r))
+        let plan: MovePlan
+        let refusal: ReturnType<typeof refuseAction>
+        if (typeof action === "string") {
+          plan = actionPlan(batchMachine, action, events, o.changes)
+          refusal = refuseAction("batch", batchMachine.find((r) => r.action === action)!)
+        } else {
+          const to = action.patchTo
+          plan = patchPlan(patchMachine, to, events, o.changes)
+          refusal = (current) => refuseMove(patchMachine, "batch", current as BatchStatus, to)
+        }
         const outcome = yield* store.transition(tenant.id, id, plan, { operatorId: o.operatorId, refs: checkedReferences(o.refs) })
         if (outcome.cycle) yield* refuseCycle(id, o.input, o.refs, outcome)
         const moved = yield* settleMove({
           table: "batches",
           id,
           plan,
-          refusal: refuseAction("batch", t),
+          refusal,
           recheck: store.status(tenant.id, id),
           refs: { list: o.refs, root: "batch", input: o.input, first: o.refsFirst }
         }, outcome)
-        return { outcome, record: moved.record, previous: moved.previous as BatchStatus, to: t.to }
+        return { outcome, record: moved.record, previous: moved.previous as BatchStatus, to: plan.to as BatchStatus }
       })
 
     /**
@@ -125,13 +150,7 @@ export class Batches extends Context.Service<Batches, {
       create: (raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          const input = yield* decodeCreate(raw).pipe(Effect.catchTag("ValidationFailed", (e) => {
-            // spec 7.4: a duplicate batch_number is 409 even when other fields are invalid
-            const n = (raw as { batch_number?: unknown } | null)?.batch_number
-            return isNameCandidate(n)
-              ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((t) => Effect.fail(t ? new Conflict({ message: `batch_number ${n} already exists`, field: "batch_number" }) : e)))
-              : Effect.fail(e)
-          }))
+          const input = yield* decodeCreate(raw).pipe(Effect.catchTag("ValidationFailed", numberFirst(tenant.id, raw)))
           const ids = input.operation_ids ?? []
           const refs: Array<Reference> = [...ids.map((id, i) => ({ table: "operations" as const, id, path: ["operation_ids", i] })), ...fieldRefs(input)]
           // a repeated operation is refused with the rest: the statement then only reports what it found
@@ -139,7 +158,7 @@ export class Batches extends Context.Service<Batches, {
           const { operation_ids: _o, ...fields } = input
           const outcome = yield* store.insert({ ...fields, id: newId(), tenant_id: tenant.id }, ids, checkedReferences(refs), repeated.length > 0)
           // spec 7.4: 409 for the number before 422, then an operation in another batch
-          if (outcome.numberTaken) return yield* new Conflict({ message: `batch_number ${input.batch_number} already exists`, field: "batch_number" })
+          if (outcome.numberTaken) return yield* new Conflict({ message: numberTaken(input.batch_number), field: "batch_number" })
           yield* failIfAny("batch", [...repeated, ...missingReferenceDetails("batch", raw, refs, outcome.missingRefs)])
           yield* refuseTaken(outcome.held)
           return outcome.batch!
@@ -149,8 +168,11 @@ export class Batches extends Context.Service<Batches, {
       update: (id, raw) =>
         withRefs(Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          // spec 7.4: 404 / 403 before 422, looked up only when the body is refused
-          const patch = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("batches", id)))
+          // spec 7.4: 404 / 403, then a taken batch_number's 409, before 422; looked up only when the body is refused
+          const patch = yield* decodePatch(raw).pipe(
+            Effect.tapError(() => ensureOwned("batches", id)),
+            Effect.catchTag("ValidationFailed", numberFirst(tenant.id, raw, id))
+          )
           const { status, ...changes } = patch
           const refs = fieldRefs(patch)
           if (status === undefined) {
@@ -160,8 +182,8 @@ export class Batches extends Context.Service<Batches, {
             return yield* settlePatch({ table: "batches", id, root: "batch", input: raw, refs }, outcome)
           }
           // a move with the fields: one statement (a new parent's chain checked in it), the references answered
-          // before the state
-          const moved = yield* move(id, status === "ready" ? "ready" : "cancel", { changes, refs, input: raw, operatorId: null, refsFirst: true })
+          // before the state; a status no PATCH moves to (DECISIONS: only ready and cancelled) moves nothing, so 409
+          const moved = yield* move(id, { patchTo: status }, { changes, refs, input: raw, operatorId: null, refsFirst: true })
           return moved.record
         })),
       remove: (id) =>

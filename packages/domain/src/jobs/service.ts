@@ -18,6 +18,13 @@ import { type JobAction, jobMachine } from "./lifecycle.ts"
 import { checkCellNames, distinctCellNames, planNested, unknownCellNames } from "./nested.ts"
 import { defaultPriority, Job, JobCreate, jobAliases, jobListSpec, JobPatch, type JobStatus } from "./schema.ts"
 import { type JobDetail, JobStore, type JobWithParts } from "./store.ts"
+import type { BatchStatus } from "../batches/schema.ts"
+
+/**
+ * The statuses of a batch that still moves its operations (start, stop, add-operations): a job with an operation in
+ * such a batch is not deleted, since its operations would be hidden yet moved (DECISIONS).
+ */
+const batchHoldsJobIn: ReadonlyArray<BatchStatus> = ["draft", "ready", "in_progress"]
 
 /** The answer of a nested create (DECISIONS: data.job plus the spec's flat form). */
 export interface JobCreated {
@@ -77,8 +84,11 @@ export class Jobs extends Context.Service<Jobs, {
     id: string,
     action: JobAction
   ) => Effect.Effect<JobTransitioned, NotFound | Forbidden | Conflict | ValidationFailed | InvalidStateTransition, Services>
-  /** Soft delete: the job disappears from queries and frees its number (spec 4.1, DECISIONS). */
-  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden, Services>
+  /**
+   * Soft delete: the job disappears from queries and frees its number (spec 4.1, DECISIONS); 409 while one of its
+   * operations is in a batch not completed or cancelled.
+   */
+  readonly remove: (id: string) => Effect.Effect<void, NotFound | Forbidden | Conflict, Services>
 }>()("mes/domain/Jobs") {
   static readonly layer = Layer.effect(Jobs, Effect.gen(function*() {
     const store = yield* JobStore
@@ -201,7 +211,14 @@ export class Jobs extends Context.Service<Jobs, {
       remove: (id) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
-          yield* settleRemove("jobs", id, yield* store.softDelete(tenant.id, id))
+          const outcome = yield* store.softDelete(tenant.id, id, batchHoldsJobIn)
+          // a hidden operation would stay in a batch that still starts or completes it (DECISIONS)
+          if (outcome.heldBy !== undefined) {
+            return yield* new Conflict({
+              message: `job cannot be deleted: one of its operations belongs to batch ${outcome.heldBy}, which is not completed or cancelled; stop, cancel or delete the batch first`
+            })
+          }
+          yield* settleRemove("jobs", id, outcome)
         })
     })
   }))

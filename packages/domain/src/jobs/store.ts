@@ -11,6 +11,7 @@ import type { Part } from "../parts/schema.ts"
 import type { ListQuery, Slice } from "../query.ts"
 import type { MoveEvent, MoveOutcome, MovePlan, Transition } from "../lifecycle.ts"
 import type { Job, JobListSpec, JobStatus } from "./schema.ts"
+import type { BatchStatus } from "../batches/schema.ts"
 
 /** Column values for new rows: everything but the database's timestamps and defaults. */
 export type NewRow<T> = { readonly [K in keyof T]?: T[K] | null } & { readonly id: string; readonly tenant_id: string }
@@ -66,9 +67,12 @@ export interface JobSyncPlan extends JobRowsPlan {
   readonly dryRun: boolean
 }
 
-/** Synced (with the job's id, created or updated), or refused with every reason the statement found. */
+/**
+ * Synced (with the job's id, created or updated, and whether it inserted a row: the job, or a part or operation
+ * beneath a job that existed), or refused with every reason the statement found.
+ */
 export type JobSyncResult =
-  | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
+  | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction; readonly inserted: boolean }
   | {
     readonly _tag: "Refused"
     readonly missingRefs: ReadonlyArray<number>
@@ -113,8 +117,15 @@ export class JobStore extends Context.Service<JobStore, {
   readonly move: (tenantId: string, id: string, plan: MovePlan, refs: ReadonlyArray<CheckedReference>) => Effect.Effect<MoveOutcome<Job>, Conflict>
   /** The status of a non-deleted job. */
   readonly status: (tenantId: string, id: string) => Effect.Effect<JobStatus | undefined>
-  /** Soft delete as one statement, with the owner of the id. */
-  readonly softDelete: (tenantId: string, id: string) => Effect.Effect<RemoveOutcome>
+  /**
+   * Soft delete as one statement, with the owner of the id; refused while an operation of the job is in a batch of
+   * one of the `holding` statuses, answering that batch's number as `heldBy` (DECISIONS).
+   */
+  readonly softDelete: (
+    tenantId: string,
+    id: string,
+    holding: ReadonlyArray<BatchStatus>
+  ) => Effect.Effect<RemoveOutcome & { readonly heldBy: string | undefined }>
   /**
    * PUT sync and bulk-sync as ONE statement: checks each plan, then upserts the jobs, parts and
    * operations of the plans nothing refuses by external key, counts created parts and appends

@@ -6,7 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { type Crud, type CrudStore, makeCrud, type RemoveOutcome, settleRemove } from "../crud.ts"
 import type { Conflict } from "../errors.ts"
-import { Name255, opt, optNull, tenantRecord, Uuid } from "../fields.ts"
+import { Name255, opt, optNull, PositiveInt, tenantRecord, Uuid } from "../fields.ts"
 import { CurrentTenant, References } from "../ports.ts"
 import { bool, type ListSpec, uuid } from "../query.ts"
 import { checkReferences } from "../references.ts"
@@ -44,7 +44,7 @@ export const typeOfKey = (key: string): ImageType | undefined => {
 export const UploadUrlRequest = Schema.Struct({
   content_type: ImageType,
   file_name: opt(Name255),
-  size_bytes: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+  size_bytes: opt(PositiveInt)
 })
 export type UploadUrlRequest = typeof UploadUrlRequest.Type
 

@@ -4,8 +4,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
+import { PositiveInt } from "../fields.ts"
 import { CurrentTenant, References } from "../ports.ts"
 import { instantOf, requireId } from "../query.ts"
 import { checkOwner, ensureOwned, type Reference } from "../references.ts"
@@ -74,7 +76,7 @@ export class QuantityStore extends Context.Service<QuantityStore, CrudStore<Quan
 
 const QUANTITY = "operation_quantity"
 
-/** At least one of good, scrap, rework above 0 (create); scrap needs a reason (create; PATCH: the database's check). */
+/** At least one of good, scrap, rework above 0, and scrap needs a reason (create; PATCH: the database's checks on the merged row). */
 const quantityRules = (raw: unknown, input: { good?: number; scrap?: number; rework?: number; scrap_reason_id?: string | null }) => {
   const out: Array<ValidationDetail> = []
   if ((input.good ?? 0) + (input.scrap ?? 0) + (input.rework ?? 0) === 0) {
@@ -291,6 +293,8 @@ export class TemplateItems extends Context.Service<TemplateItems, Crud<TemplateI
       record: TemplateItemSchema,
       patch: TemplateItemPatch,
       listSpec: templateItemListSpec,
+      // spec 7.4: a sequence taken in the template is 409 even when other fields are invalid
+      unique: { field: "sequence", within: "template_id", candidate: Schema.is(PositiveInt) },
       refs: (input: { template_id?: string }) => refOf("substep_templates", input.template_id, "template_id"),
       store: yield* TemplateItemStore,
       references: yield* References

@@ -198,8 +198,13 @@ const ERP_MODES: ReadonlyArray<ErpSyncMode> = ["upsert", "create_only", "update_
 /** The order records are applied in: a record's references come before it. */
 export const ERP_ORDER = ["cells", "resources", "jobs", "parts", "operations"] as const
 
-const allowed = (mode: ErpSyncMode, action: SyncAction) =>
-  mode === "upsert" || action === "unchanged" || (mode === "create_only" ? action === "created" : action === "updated")
+/**
+ * Whether a mode allows what a record did. A job record is one record with the parts and operations it names: under
+ * `update_only` it may not create any of them either (`inserted`: the record inserted a row, the job or one beneath
+ * it); under `create_only` a job that exists answers `updated` whenever anything of it is written, so it is skipped.
+ */
+const allowed = (mode: ErpSyncMode, action: SyncAction, inserted = action === "created") =>
+  mode === "upsert" || action === "unchanged" || (mode === "create_only" ? action === "created" : action === "updated" && !inserted)
 
 export type RecordResult =
   | {
@@ -551,7 +556,12 @@ export class Sync extends Context.Service<Sync, {
       })
     const operation = (raw: unknown) => syncOne(planOperation(raw), operations.sync)
 
-    const one = { jobs: job, parts: part, operations: operation, cells: cell, resources: resource }
+    /** A job record of an ERP run: its result, and whether it inserted a row (the job, or a part or operation beneath it). */
+    const jobOfRun = (raw: unknown) =>
+      Effect.flatMap(planJob(raw), ({ plan, settle }) =>
+        Effect.flatMap(jobs.sync([plan]), ([outcome]) =>
+          Effect.map(settle(outcome!), (r) => ({ ...r, inserted: outcome!._tag === "Synced" && outcome!.inserted }))))
+    const one = { jobs: jobOfRun, parts: part, operations: operation, cells: cell, resources: resource }
 
     /**
      * One record in its own savepoint: a refusal, or an action its mode does not allow, undoes only that record.
@@ -567,8 +577,8 @@ export class Sync extends Context.Service<Sync, {
       return tx.transaction(Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const before = yield* reading(tenant.id)
-        const r = yield* one[kind](item)
-        if (!allowed(mode, r.action)) return yield* new NotAllowed({ result: r })
+        const r: SyncResult & { readonly inserted?: boolean } = yield* one[kind](item)
+        if (!allowed(mode, r.action, r.inserted)) return yield* new NotAllowed({ result: r })
         if (r.action !== "updated" || before === undefined) return { ...r }
         const after = yield* reading(tenant.id)
         const fields = after === undefined ? [] : changedFields(before, after)
