@@ -61,6 +61,8 @@ describe("PUT /api-cells/sync and POST /api-cells/bulk-sync (spec 4.10)", () => 
     expect((await api.post("/api-cells/bulk-sync", { items: [{ external_id: "WC-20", external_source: "erp", name: "Saw 20" }] })).body.data.unchanged).toBe(1)
     const tooMany = Array.from({ length: 1001 }, (_, i) => ({ external_id: `MANY-${i}`, external_source: "erp", name: `Many ${i}` }))
     expectDetail(await api.post("/api-cells/bulk-sync", { cells: tooMany }), "cells", "MAX_LENGTH")
+    // the key the records came under, not the first accepted one
+    expectDetail(await api.post("/api-cells/bulk-sync", { items: tooMany }), "items", "MAX_LENGTH")
     expect(await h.sql("SELECT 1 FROM cells WHERE external_id LIKE 'MANY-%'")).toHaveLength(0)
   })
 })

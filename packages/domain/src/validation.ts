@@ -50,8 +50,9 @@ const entityOf = (root: string, path: Path): { entityType: string; entityIndex: 
   for (let i = 0; i < path.length - 1; i++) {
     const k = path[i]
     const next = path[i + 1]
-    if (typeof k === "string" && typeof next === "number") {
-      entityType = childEntity[k] ?? entityType
+    // an index into an array of entities (not of values: a batch's operation_ids[1] is still batch 0)
+    if (typeof k === "string" && typeof next === "number" && Object.hasOwn(childEntity, k)) {
+      entityType = childEntity[k]!
       entityIndex = next
     }
   }

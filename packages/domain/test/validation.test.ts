@@ -74,6 +74,16 @@ describe("detail", () => {
     })
   })
 
+  it("an index into an array of values is not an entity's: a batch's operation_ids[1] is batch 0", () => {
+    const input = { operation_ids: ["a", "not-a-uuid"] }
+    expect(detail("batch", input, ["operation_ids", 1], "UUID_FORMAT", "not a UUID")).toMatchObject({
+      field: "operation_ids[1]",
+      value: "not-a-uuid",
+      entityType: "batch",
+      entityIndex: 0
+    })
+  })
+
   it("uses the root entity at index 0 for top-level fields, and null for a missing value", () => {
     expect(detail("job", {}, ["job_number"], "NOT_NULL", "required")).toEqual({
       field: "job_number",

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type BadRequest, Conflict, type Forbidden, InvalidStateTransition, type NotFound, type ValidationFailed } from "../errors.ts"
 import { actionPlan, moveEvent, type MovePlan, patchPlan, refuseAction, refuseMove, rowEvents, settleMove } from "../lifecycle.ts"
-import { readOwned, settlePatch, settleRemove } from "../crud.ts"
+import { readOwned, settlePatch, settleRemove, takenFirst } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { eventPlan } from "../events.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
@@ -105,15 +105,14 @@ export class Jobs extends Context.Service<Jobs, {
       Effect.gen(function*() {
         const tenant = yield* CurrentTenant
         const input = normalizeJobInput(raw)
-        const decoded = yield* decodeCreate(input).pipe(
-          Effect.catchTag("ValidationFailed", (e) => {
-            // spec 7.4 / DECISIONS: a duplicate job_number is 409 even when other fields are invalid
-            const n = (input as { job_number?: unknown } | null)?.job_number
-            return isNameCandidate(n)
-              ? store.numberTaken(tenant.id, n).pipe(Effect.flatMap((taken) => Effect.fail(taken ? jobNumberConflict(n) : e)))
-              : Effect.fail(e)
-          })
-        )
+        // spec 7.4 / DECISIONS: a duplicate job_number is 409 even when other fields are invalid
+        const n = (input as { job_number?: unknown } | null)?.job_number
+        const decoded = yield* decodeCreate(input).pipe(Effect.catchTag("ValidationFailed", takenFirst({
+          field: "job_number",
+          value: isNameCandidate(n) ? n : undefined,
+          taken: (v) => store.numberTaken(tenant.id, v),
+          message: (v) => jobNumberConflict(v).message
+        })))
         const jobId = newId()
         // the parts' materials are settled in the statement (a material left out takes its material_id's name)
         const plan = yield* planNested("job", input, jobId, decoded.parts)

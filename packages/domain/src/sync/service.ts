@@ -172,11 +172,11 @@ const BULK_CHUNK = 200
 /** The records of a bulk body: `{<key>: [...]}` for any accepted key, or a bare array. */
 const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const items = Array.isArray(body)
-      ? body
-      : body !== null && typeof body === "object"
-      ? keys.map((k) => (body as Record<string, unknown>)[k]).find((v) => v !== undefined)
+    // the key the records came under, which a detail names (a bare array has none: the first accepted key)
+    const key = body !== null && typeof body === "object" && !Array.isArray(body)
+      ? keys.find((k) => (body as Record<string, unknown>)[k] !== undefined)
       : undefined
+    const items = Array.isArray(body) ? body : key === undefined ? undefined : (body as Record<string, unknown>)[key]
     if (!Array.isArray(items)) {
       return yield* validationFailed(root, [
         detail(root, body, [keys[0]!], "NOT_NULL", `body must carry an array of records under ${keys.map((k) => `'${k}'`).join(" or ")}`, null)
@@ -184,7 +184,7 @@ const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
     }
     if (items.length > MAX_BULK) {
       return yield* validationFailed(root, [
-        detail(root, body, [keys[0]!], "MAX_LENGTH", `at most ${MAX_BULK} records per request, got ${items.length}`, items.length)
+        detail(root, body, [key ?? keys[0]!], "MAX_LENGTH", `at most ${MAX_BULK} records per request, got ${items.length}`, items.length)
       ])
     }
     return items as ReadonlyArray<unknown>
