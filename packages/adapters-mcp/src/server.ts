@@ -45,14 +45,17 @@ const cutLongText = (value: unknown): unknown => {
  * is not enough, without the record (the message says how large it is). A write it reports has happened either way.
  */
 export const bounded = (r: { readonly message: string; readonly value: Record<string, unknown> }) => {
-  const bytes = Buffer.byteLength(JSON.stringify(r.value))
-  if (bytes <= MAX_RESULT_JSON_BYTES) return r
+  // the JSON is made once here, and the text carries it
+  const json = JSON.stringify(r.value)
+  const bytes = Buffer.byteLength(json)
+  if (bytes <= MAX_RESULT_JSON_BYTES) return { ...r, json }
   const limit = `over the ${MAX_RESULT_JSON_BYTES / 1024 / 1024} MiB a tool result carries`
   const cut = cutLongText(r.value) as Record<string, unknown>
-  if (Buffer.byteLength(JSON.stringify(cut)) <= MAX_RESULT_JSON_BYTES) {
-    return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: text longer than ${LONG_TEXT} characters is cut)`, value: cut }
+  const cutJson = JSON.stringify(cut)
+  if (Buffer.byteLength(cutJson) <= MAX_RESULT_JSON_BYTES) {
+    return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: text longer than ${LONG_TEXT} characters is cut)`, value: cut, json: cutJson }
   }
-  return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: read it through the REST API)`, value: {} }
+  return { message: `${r.message} (the record is ${bytes} bytes of JSON, ${limit}: read it through the REST API)`, value: {}, json: "{}" }
 }
 
 /** The JSON types a property's schema admits (its `type`, or its `anyOf` branches'); undefined: any. */
@@ -101,8 +104,8 @@ export const callTool = async (tool: ToolSpec, backend: RestBackend, args: Recor
       const details = Array.isArray(error.details) && error.details.length > 0 ? `\n${JSON.stringify(error.details)}` : ""
       return { isError: true, content: text(`${error.code}: ${error.message}${details}`) }
     }
-    const { message, value } = bounded(tool.result(reply.body.data, args))
-    return { content: text(`${message}\n${JSON.stringify(value)}`), structuredContent: value }
+    const { message, value, json } = bounded(tool.result(reply.body.data, args))
+    return { content: text(`${message}\n${json}`), structuredContent: value }
   } catch (e) {
     // what failed, not fetch's bare "fetch failed"
     return { isError: true, content: text(`BACKEND_UNAVAILABLE: ${networkFailure(e)}`) }
