@@ -71,6 +71,12 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
     message: "a concurrent write made this part an ancestor of the new parent; nothing was written, retry it",
     field: "parent_part_id"
   },
+  // raised by an add-operations or batch create when a job of its operations was deleted after it began (migration
+  // 0039); retried, the request is answered 422 FK_CONSTRAINT at that operation
+  batch_operations_job_deleted: {
+    message: "the job of an operation being added was deleted meanwhile; nothing was written, retry it",
+    field: "operation_ids"
+  },
   // raised by one-statement writes that a concurrent writer overtook (migration 0013)
   mes_conflict: { message: "a concurrent write changed records this request writes; nothing was written, retry it" }
 }

@@ -158,6 +158,12 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     additions: (plan) => ({ ...batchStart(catalog)(plan), ...batchStop(catalog)(plan) })
   })
 
+  /**
+   * The operation ids `ops` (a uuid[] parameter) once their jobs are share-locked and found live (migration 0039): a
+   * job's delete locks the job, so the two meet there, and an append never puts a deleted job's operation in a batch.
+   */
+  const liveJobs = (tenant: string, ops: string) => `mes_operations_of_live_jobs(${tenant}, ${ops}::uuid[])`
+
   // add-operations ($5 the statuses it may add in, $6 dry run, $7 the operation ids): the batch touched only while in
   // one of them, its references the tenant's and none of the operations in another batch; the operations appended by
   // a function that reads the last sequence after the batch's lock (migration 0031), answering all of them in order
@@ -168,7 +174,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     columns: catalog.columns("batches"),
     refTables: ["operations"],
     guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${heldElsewhere})`,
-    ctes: [["bo", "SELECT mes_append_batch_operations($1, m.id, $7::uuid[]) AS ids FROM m"]],
+    ctes: [["bo", `SELECT mes_append_batch_operations($1, m.id, ${liveJobs("$1", "$7")}) AS ids FROM m`]],
     select: [["held", `ARRAY(${heldElsewhere})`], ["operation_ids", "(SELECT ids FROM bo)"]]
   })
 
@@ -186,7 +192,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
       ],
       insertWhen: "NOT $5::boolean AND NOT (SELECT taken FROM number) AND NOT EXISTS (SELECT 1 FROM held)"
     },
-    ctes: [["bo", "SELECT mes_append_batch_operations(m.tenant_id, m.id, $4::uuid[]) AS ids FROM m"]],
+    ctes: [["bo", `SELECT mes_append_batch_operations(m.tenant_id, m.id, ${liveJobs("m.tenant_id", "$4")}) AS ids FROM m`]],
     select: [["number_taken", "(SELECT taken FROM number)"], ["held", "ARRAY(SELECT operation_id FROM held)"], ["operation_ids", "(SELECT ids FROM bo)"]]
   })
   return BatchStore.of({

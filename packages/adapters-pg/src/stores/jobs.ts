@@ -172,23 +172,18 @@ ORDER BY rec.k`
 
 /**
  * A job's soft delete ($1 tenant, $2 id, $3 the batch statuses that hold its operations), as one statement: the job
- * is marked deleted unless one of its operations is in a batch of those statuses, whose number is `held_by` (the
- * first by number); with the owner of the id, for 404 / 403.
+ * is locked (as its UPDATE would), then marked deleted unless one of its operations is in a batch of those statuses,
+ * whose number is `held_by` (the first by number); with the owner of the id, for 404 / 403. The batches are looked
+ * for after the lock (mes_job_held_by, migration 0039), which an add-operations or batch create appending one of the
+ * job's operations holds a share of until it commits.
  */
 const SOFT_DELETE = `
 WITH ow AS (SELECT t.tenant_id FROM jobs t WHERE t.id = $2 AND t.deleted_at IS NULL),
-held AS (
-  SELECT b.batch_number FROM jobs j
-    JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
-    JOIN operations o ON o.tenant_id = p.tenant_id AND o.part_id = p.id
-    JOIN batch_operations bo ON bo.tenant_id = o.tenant_id AND bo.operation_id = o.id
-    JOIN batches b ON b.tenant_id = bo.tenant_id AND b.id = bo.batch_id
-  WHERE j.tenant_id = $1 AND j.id = $2 AND j.deleted_at IS NULL AND b.status = ANY ($3::text[])
-  ORDER BY b.batch_number LIMIT 1
-),
+lk AS (SELECT t.id FROM jobs t WHERE t.tenant_id = $1 AND t.id = $2 AND t.deleted_at IS NULL FOR NO KEY UPDATE OF t),
+held AS (SELECT lk.id, mes_job_held_by($1, lk.id, $3::text[]) AS batch_number FROM lk),
 d AS (
   UPDATE jobs t SET deleted_at = now(), updated_at = now()
-  WHERE t.tenant_id = $1 AND t.id = $2 AND t.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM held)
+  FROM held WHERE t.tenant_id = $1 AND t.id = held.id AND t.deleted_at IS NULL AND held.batch_number IS NULL
   RETURNING t.id
 )
 SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed, (SELECT batch_number FROM held) AS held_by`
