@@ -86,6 +86,39 @@ describe("the OpenAPI document", () => {
     expect(spec.tags.every((t: any) => typeof t.description === "string" && t.description.length > 0)).toBe(true)
   })
 
+  it("describes integer query parameters as the server takes them: type integer with the schema's bounds, not numeric text", () => {
+    const query = (path: string) =>
+      Object.fromEntries((spec.paths[`/functions/v1/${path}`].get.parameters as Array<any>).filter((p) => p.in === "query").map((p) => [p.name, p.schema]))
+    const INT4 = 2147483647
+    for (const path of ["api-jobs", "api-operations", "api-parts", "api-key-generate"]) {
+      expect(query(path).limit, path).toEqual({ type: "integer", minimum: 1, maximum: 1000 })
+      expect(query(path).offset, path).toEqual({ type: "integer", minimum: 0, maximum: INT4 })
+    }
+    // integer filters: the server refuses values beyond ±2147483647 (422) and anything but -?digits (400)
+    expect(query("api-jobs").priority).toEqual({ type: "integer", minimum: -INT4, maximum: INT4 })
+    expect(query("api-parts").quantity).toEqual({ type: "integer", minimum: -INT4, maximum: INT4 })
+    expect(query("api-erp-sync/changes").limit).toEqual({ type: "integer", minimum: 1, maximum: 1000 })
+    // the generator's text encoding of a number, a pattern that lets "+5", "5.0" and "1e2" through (the server 400s them)
+    const numericText = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((item) =>
+      Object.values(item).flatMap((op) =>
+        ((op.parameters ?? []) as Array<any>).filter((p) => JSON.stringify(p.schema).includes("[Ee][+-]?")).map((p) => `${op.operationId} ${p.name}`)
+      )
+    )
+    expect(numericText).toEqual([])
+  })
+
+  it("the server keeps the integer query parameters' documented bounds: each bound 200, one past it 422, numeric text 400", async () => {
+    const rest = (await h.as("OpenAPI bounds")).api
+    const parameters = spec.paths["/functions/v1/api-jobs"].get.parameters as Array<{ name: string; schema: { minimum: number; maximum: number } }>
+    for (const name of ["limit", "offset", "priority"]) {
+      const { minimum, maximum } = parameters.find((p) => p.name === name)!.schema
+      const status = async (v: string | number) => [name, v, (await rest.get(`/api-jobs?${name}=${encodeURIComponent(v)}`)).status]
+      for (const v of [minimum, maximum]) expect(await status(v)).toEqual([name, v, 200])
+      for (const v of [minimum - 1, maximum + 1]) expect(await status(v)).toEqual([name, v, 422])
+      for (const v of ["+5", "5.0", "1e2", "5.5", "abc"]) expect(await status(v)).toEqual([name, v, 400])
+    }
+  })
+
   it("the docs page embeds the same document and loads nothing from a CDN", async () => {
     const html = await (await fetch(`${h.url}/docs`)).text()
     expect(html).toContain("Create a job with its parts and operations")

@@ -74,7 +74,8 @@ const kindOf = (value: unknown) => (Array.isArray(value) ? "an array" : "an obje
  * What makes `args` something the tool's input schema refuses, where no REST rule would say it: an argument it
  * does not name (nor REST's alias of one), which went on to REST or was dropped without a word, and an array or
  * object where it takes neither, which a filter or an id turned into text. Numbers and booleans where a string is
- * taken are its text, as a query string carries them; everything else the REST call validates.
+ * taken are its text, as a query string carries them, and text where an integer is taken (`limit: "5"`) goes as it
+ * is; everything else the REST call validates (`limit: 5.5` or `"abc"` is its 400, `1001` its 422).
  */
 export const argumentProblem = (tool: ToolSpec, args: Record<string, unknown>): string | undefined => {
   const properties = (tool.inputSchema.properties ?? {}) as Record<string, JsonSchema>

@@ -150,6 +150,29 @@ describe("arguments the input schema refuses", () => {
     expect([found.isError, found.structuredContent.total, found.structuredContent.limit]).toEqual([undefined, 1, 5])
   })
 
+  it("fetch_jobs's limit is an integer 1-1000 as REST takes it; 2 and \"2\" both page by 2, what REST refuses is its error", async () => {
+    const client = await connect(key)
+    const { tools } = await client.listTools()
+    const properties = tools.find((t) => t.name === "fetch_jobs")!.inputSchema.properties as Record<string, Record<string, unknown>>
+    expect(properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 1000 })
+    expect(properties.offset).toMatchObject({ type: "integer", minimum: 0 })
+    expect(properties.priority).toMatchObject({ type: "integer" })
+    expect(JSON.stringify(properties)).not.toContain("[Ee][+-]?")
+    for (const n of [1, 2, 3]) await call(client, "create_job", { job_number: `MCP-PAGE-${n}`, ...JOB })
+    for (const limit of [2, "2"]) {
+      const r = await call(client, "fetch_jobs", { limit })
+      expect([r.isError, r.structuredContent.limit, r.structuredContent.jobs.length <= 2, r.structuredContent.total >= 3], JSON.stringify(limit)).toEqual([undefined, 2, true, true])
+    }
+    for (const limit of [2.5, "abc", "1e2"]) {
+      const r = await call(client, "fetch_jobs", { limit })
+      expect([r.isError, r.text], JSON.stringify(limit)).toEqual([true, "BAD_REQUEST: query parameter limit must be an integer"])
+    }
+    const over = await call(client, "fetch_jobs", { limit: 1001 })
+    expect(over.isError).toBe(true)
+    expect(over.text).toMatch(/^VALIDATION_ERROR: /)
+    expect(JSON.parse(over.text.split("\n")[1]!)).toEqual([expect.objectContaining({ field: "limit", constraint: "MAX_VALUE", value: 1001 })])
+  })
+
   it("create_ncr's schema requires severity, which REST requires of an NCR", async () => {
     const { tools } = await (await connect(key)).listTools()
     expect(tools.find((t) => t.name === "create_ncr")!.inputSchema.required).toEqual(["operation_id", "title", "description", "severity"])

@@ -206,7 +206,8 @@ export class DashboardGroup extends HttpApiGroup.make("dashboard").add(
   HttpApiEndpoint.get("stats", "/api-dashboard-stats", { success: okEnvelope(DashboardStats), error: apiErrors })
 ) {}
 
-export class Api extends HttpApi.make("mes")
+/** The groups and their endpoints; `Api` is this with the document's annotations. */
+const definition = HttpApi.make("mes")
   .add(JobsGroup, PartsGroup, OperationsGroup, CellsGroup, ResourcesGroup, MaterialsGroup, ProfilesGroup, SubstepsGroup, IssuesGroup)
   .add(JobLifecycleGroup, OperationLifecycleGroup, BatchesGroup, BatchLifecycleGroup, TimeEntriesGroup)
   .add(WebhooksGroup, WebhookLogsGroup, DashboardGroup)
@@ -214,7 +215,9 @@ export class Api extends HttpApi.make("mes")
   .add(UploadsGroup, PartImagesGroup)
   .add(ErpSyncGroup, ApiKeysGroup, ExportGroup, MonthlyResetGroup)
   .prefix(BASE_PATH)
-  .annotate(OpenApi.Transform, documentOpenApi)
+
+export class Api extends definition
+  .annotate(OpenApi.Transform, documentOpenApi(definition))
   .annotateMerge(OpenApi.annotations({
     title: "mes: manufacturing execution service",
     version: "1.0.0",

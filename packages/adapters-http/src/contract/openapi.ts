@@ -2,6 +2,8 @@
 // on every operation, tag descriptions, servers, the security schemes and which operation takes which, and request
 // examples. Applied as the Api's OpenApi.Transform, so /openapi.json and the docs page show the same document;
 // `redocly lint` (recommended rules) keeps it complete (test/openapi-lint.test.ts).
+import { HttpApi, type HttpApiGroup } from "effect/http-api"
+import * as Schema from "effect/Schema"
 
 /** How an endpoint authenticates (spec 5): see server.ts `accessOf`. */
 export type Access = "key" | "cron" | "admin" | "keyOrAdmin"
@@ -183,9 +185,31 @@ const flattenSingleAnyOf = (node: unknown): unknown => {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, flattenSingleAnyOf(v)]))
 }
 
-/** The transform of the generated document (OpenApi.Transform). */
-export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
+/**
+ * The numeric query parameters of the API's endpoints as their decoded type says them (`type: integer` with the
+ * bounds of the schema), by `operationId name`. The generator describes a query parameter by its text encoding,
+ * which for a number is a string pattern that allows "+5", "5.0" and "1e2" (refused by the server, which takes
+ * `-?digits`) and has no bounds; in OpenAPI a parameter's schema is the value its text stands for.
+ */
+const numericQueryParameters = <G extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<string, G>): ReadonlyMap<string, Record<string, unknown>> => {
+  const out = new Map<string, Record<string, unknown>>()
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint }) => {
+      if (endpoint.query === undefined) return
+      const properties = (Schema.toJsonSchemaDocument(Schema.toType(endpoint.query)).schema.properties ?? {}) as Record<string, Record<string, unknown>>
+      for (const [name, schema] of Object.entries(properties)) {
+        if (schema.type === "integer" || schema.type === "number") out.set(`${group.identifier}.${endpoint.identifier} ${name}`, schema)
+      }
+    }
+  })
+  return out
+}
+
+/** The transform of the document generated from `api` (OpenApi.Transform); both /openapi.json and the MCP tools read it. */
+export const documentOpenApi = <G extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<string, G>) => (spec: Record<string, any>): Record<string, any> => {
   const out = flattenSingleAnyOf(spec) as Record<string, any>
+  const numeric = numericQueryParameters(api)
   // relative: the deployment that serves the document (redocly's recommended rules warn on a localhost server)
   out.servers = [{ url: "/", description: "The server this document came from (paths carry /functions/v1; `mes serve` listens on 8787)" }]
   out.components = { ...out.components, securitySchemes: SECURITY_SCHEMES }
@@ -198,6 +222,10 @@ export const documentOpenApi = (spec: Record<string, any>): Record<string, any> 
       op.summary ??= summary
       op.description ??= description
       op.security = SECURITY[accessOf[op.operationId] ?? "key"]
+      for (const parameter of op.parameters ?? []) {
+        const schema = parameter.in === "query" ? numeric.get(`${op.operationId} ${parameter.name}`) : undefined
+        if (schema !== undefined) parameter.schema = schema
+      }
       for (const [status, response] of Object.entries(op.responses ?? {}) as Array<[string, Record<string, any>]>) {
         const meaning = ERROR_RESPONSES[status]
         if (meaning === undefined) continue
