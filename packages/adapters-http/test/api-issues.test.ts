@@ -516,6 +516,33 @@ describe("PATCH /api-issues", () => {
     expect(ref.body.error.details.map((d: any) => d.field)).toEqual(["verified_by_id"])
   })
 
+  it("a taken ncr_number with an otherwise refused body is 409 naming the number, on create and PATCH, on every refused path", async () => {
+    const a = await create(ncr({ ncr_number: "ERP-TAKEN-1" }))
+    const b = await create(ncr())
+    const taken = (res: Reply) => {
+      expectError(res, 409, "CONFLICT")
+      expect(res.body.error.message).toBe("an issue with ncr_number ERP-TAKEN-1 already exists")
+    }
+    const before = await issueCount()
+    // create: a body that does not decode, a missing reference, an NCR without severity (alone and with a missing reference)
+    taken(await api.post("/api-issues", ncr({ ncr_number: a.ncr_number, title: "" })))
+    taken(await api.post("/api-issues", ncr({ ncr_number: a.ncr_number, assigned_to_id: UNKNOWN })))
+    taken(await api.post("/api-issues", ncr({ ncr_number: a.ncr_number, severity: null })))
+    taken(await api.post("/api-issues", ncr({ ncr_number: a.ncr_number, severity: null, assigned_to_id: UNKNOWN })))
+    expect(await issueCount()).toBe(before)
+    // a number that could not be stored is not looked up: the 422 stands
+    expectDetail(await api.post("/api-issues", ncr({ ncr_number: "N".repeat(51), title: "" })), "ncr_number", "MAX_LENGTH")
+    // PATCH: a body that does not decode, a missing reference, an NCR's severity cleared
+    taken(await api.patch(`/api-issues?id=${b.id}`, { ncr_number: a.ncr_number, title: "" }))
+    taken(await api.patch(`/api-issues?id=${b.id}`, { ncr_number: a.ncr_number, verified_by_id: profileB }))
+    taken(await api.patch(`/api-issues?id=${b.id}`, { ncr_number: a.ncr_number, severity: null }))
+    // its own number is not taken: the 422 stands; another tenant's issue is 403 before the 409, an unknown one 404
+    expectDetail(await api.patch(`/api-issues?id=${a.id}`, { ncr_number: a.ncr_number, severity: null }), "severity", "NOT_NULL")
+    expectError(await apiB.patch(`/api-issues?id=${b.id}`, { ncr_number: a.ncr_number, title: "" }), 403, "FORBIDDEN")
+    expectError(await api.patch(`/api-issues?id=${UNKNOWN}`, { ncr_number: a.ncr_number, title: "" }), 404, "NOT_FOUND")
+    expect((await api.get(`/api-issues?id=${b.id}`)).body.data.issue).toEqual(b)
+  })
+
   it("answers 403 for another tenant's issue before validating, 404 for an unknown id, 422 without id", async () => {
     const issue = await create(general())
     expectError(await apiB.patch(`/api-issues?id=${issue.id}`, { status: "closed" }), 403, "FORBIDDEN")

@@ -109,8 +109,8 @@ export const findOwned = <T>(
 
 /**
  * spec 7.4 (DECISIONS: the 409-before-422 order): a refused body whose unique value another record already has is 409,
- * not the 422. Looked up only on that error path, and only when `value` is one worth looking up (a value that could be
- * stored in the unique column; else the 422 stands).
+ * not the 422 (`e`, the refusal it replaces). Looked up only on that error path, and only when `value` is one worth
+ * looking up (a value that could be stored in the unique column; else the refusal stands).
  */
 export const takenFirst = <V, R>(o: {
   readonly field: string
@@ -119,7 +119,7 @@ export const takenFirst = <V, R>(o: {
   readonly taken: (value: V) => Effect.Effect<boolean, never, R>
   readonly message: (value: V) => string
 }) =>
-(e: ValidationFailed): Effect.Effect<never, Conflict | ValidationFailed, R> =>
+<E>(e: E): Effect.Effect<never, Conflict | E, R> =>
   o.value === undefined
     ? Effect.fail(e)
     : Effect.flatMap(o.taken(o.value), (taken) => Effect.fail(taken ? new Conflict({ message: o.message(o.value!), field: o.field }) : e))

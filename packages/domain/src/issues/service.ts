@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
-import { readOwned } from "../crud.ts"
+import { readOwned, takenFirst } from "../crud.ts"
 import type { JsonText } from "../json.ts"
 import { renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
@@ -59,14 +59,19 @@ export class Issues extends Context.Service<Issues, {
     const decodeCreate = decodeInput(IssueCreate, ENTITY, { record: Issue })
     const decodePatch = decodePatchInput(IssuePatch, ENTITY)
 
-    const taken = (value: unknown) => new Conflict({ message: `an issue with ncr_number ${value} already exists`, field: "ncr_number" })
+    const takenMessage = (value: unknown) => `an issue with ncr_number ${value} already exists`
+    const taken = (value: unknown) => new Conflict({ message: takenMessage(value), field: "ncr_number" })
 
-    /** spec 7.4: a duplicate ncr_number is 409 even when other fields are invalid. */
-    const refuseTakenNumber = (tenantId: string, body: unknown, exceptId?: string) =>
-      Effect.gen(function*() {
-        const value = (body as Record<string, unknown>)?.ncr_number
-        if (isNcrNumber(value) && (yield* store.ncrNumberTaken(tenantId, value, exceptId))) return yield* taken(value)
+    /** spec 7.4: a refusal (`e`) whose ncr_number another issue of the tenant has is 409 instead, even when other fields are invalid. */
+    const numberFirst = (tenantId: string, body: unknown, exceptId?: string) => {
+      const value = (body as Record<string, unknown> | null | undefined)?.ncr_number
+      return takenFirst({
+        field: "ncr_number",
+        value: isNcrNumber(value) ? value : undefined,
+        taken: (v) => store.ncrNumberTaken(tenantId, v, exceptId),
+        message: takenMessage
       })
+    }
 
     return Issues.of({
       create: (raw) =>
@@ -75,19 +80,15 @@ export class Issues extends Context.Service<Issues, {
           const body = renameAliases(raw, issueAliases)
           // spec 7.4: a given ncr_number that is taken is 409 before any 422; looked up only when the body is refused
           // (the unique key answers it when the insert is tried)
-          const numberFirst = refuseTakenNumber(tenant.id, body)
+          const refuse = numberFirst(tenant.id, body)
           const b = (body ?? {}) as Record<string, unknown>
           const rule = b.issue_type === "ncr" && b.severity == null ? [severityRequired(body)] : []
           const input = yield* decodeCreate(body).pipe(
-            Effect.catchTag("ValidationFailed", (e) => Effect.fail(validationFailed(ENTITY, [...e.details, ...rule]))),
-            Effect.tapError(() => numberFirst)
+            Effect.catchTag("ValidationFailed", (e) => refuse(validationFailed(ENTITY, [...e.details, ...rule])))
           )
           const refs: Array<Reference> = [{ table: "operations", id: input.operation_id, path: ["operation_id"] }, ...profileRefs(input)]
           // an NCR without severity is refused with every other reason
-          if (rule.length > 0) {
-            yield* numberFirst
-            return yield* validationFailed(ENTITY, [...(yield* checkReferences(ENTITY, body, refs)), ...rule])
-          }
+          if (rule.length > 0) return yield* refuse(validationFailed(ENTITY, [...(yield* checkReferences(ENTITY, body, refs)), ...rule]))
           const ncr = input.issue_type === "ncr"
           const events: Array<EventType> = [ncr ? "ncr.created" : "issue.created", ...(ncr && input.verified_by_id != null ? ["ncr.verified" as const] : [])]
           return yield* store.insert(
@@ -95,7 +96,7 @@ export class Issues extends Context.Service<Issues, {
             { ...resolvedStamp(input.status), ...verifiedStamp(input.verified_by_id) },
             { refs: checkedReferences(refs), events: events.map(eventPlan) }
           ).pipe(Effect.catchTags({
-            MissingReferences: (e) => Effect.andThen(numberFirst, validationFailed(ENTITY, missingReferenceDetails(ENTITY, body, refs, e.indexes))),
+            MissingReferences: (e) => refuse(validationFailed(ENTITY, missingReferenceDetails(ENTITY, body, refs, e.indexes))),
             Conflict: (e) => Effect.fail(e.field === "ncr_number" ? taken(input.ncr_number) : e)
           }))
         })),
@@ -107,8 +108,10 @@ export class Issues extends Context.Service<Issues, {
           const tenant = yield* CurrentTenant
           const body = renameAliases(raw, issueAliases)
           // spec 7.4: 404 / 403, then 409, then 422; the owner and the number are looked up only when the body is refused
+          const refuse = numberFirst(tenant.id, body, id)
           const input = yield* decodePatch(body).pipe(
-            Effect.tapError(() => Effect.andThen(ensureOwned("issues", id), refuseTakenNumber(tenant.id, body, id)))
+            Effect.tapError(() => ensureOwned("issues", id)),
+            Effect.catchTag("ValidationFailed", refuse)
           )
           const refs = profileRefs(input)
           const outcome = yield* store.patch(tenant.id, id, input, {
@@ -120,11 +123,9 @@ export class Issues extends Context.Service<Issues, {
           yield* checkOwner("issues", id, outcome.owner)
           if (outcome.record !== undefined) return outcome.record
           // refused: a number taken elsewhere is 409 before the 422 of the references and the NCR's severity
-          yield* refuseTakenNumber(tenant.id, body, id)
           const details = missingReferenceDetails(ENTITY, body, refs, outcome.missingRefs)
           if (outcome.current === "ncr" && input.severity === null) details.push(severityRequired(body))
-          if (details.length > 0) return yield* validationFailed(ENTITY, details)
-          return yield* new NotFound({ entity: ENTITY, id })
+          return yield* refuse(details.length > 0 ? validationFailed(ENTITY, details) : new NotFound({ entity: ENTITY, id }))
         }))
     })
   }))
