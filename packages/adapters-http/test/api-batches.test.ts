@@ -421,6 +421,29 @@ describe("/api-batch-lifecycle", () => {
     expect(await batchOf(b.id)).toEqual(ok.body.data.batch)
   })
 
+  it("add-operations naming operations already in this batch: 409 naming them (after one in another batch's 409); nothing written", async () => {
+    const { ops } = await newOps(null, null, null, null)
+    const b = await newBatch([ops[0], ops[1]])
+    const elsewhere = await newBatch([ops[3]])
+    const add = (operation_ids: Array<string>) => act("add-operations", b.id, { operation_ids })
+    const here = await add([ops[0]])
+    expectError(here, 409, "CONFLICT")
+    expect(here.body.error.message).toBe(`operations already in this batch: ${ops[0]}`)
+    // beside a free operation, in the order the request names them
+    const two = await add([ops[1], ops[2], ops[0]])
+    expectError(two, 409, "CONFLICT")
+    expect(two.body.error.message).toBe(`operations already in this batch: ${ops[1]}, ${ops[0]}`)
+    // one in another batch is answered first
+    const both = await add([ops[0], ops[3]])
+    expectError(both, 409, "CONFLICT")
+    expect(both.body.error.message).toBe(`operations already in another batch: ${ops[3]}`)
+    const stored = await batchOf(b.id)
+    expect(stored.operation_ids).toEqual([ops[0], ops[1]])
+    expect(stored.updated_at).toBe(b.updated_at)
+    expect((await batchOf(elsewhere.id)).operation_ids).toEqual([ops[3]])
+    expect((await add([ops[2]])).body.data.batch.operation_ids).toEqual([ops[0], ops[1], ops[2]])
+  })
+
   it("parallel add-operations to one batch append one after another: each answer holds the appends before it, in order", async () => {
     const { ops } = await newOps(...Array.from({ length: 10 }, () => null))
     const b = await newBatch()

@@ -165,17 +165,18 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   const liveJobs = (tenant: string, ops: string) => `mes_operations_of_live_jobs(${tenant}, ${ops}::uuid[])`
 
   // add-operations ($5 the statuses it may add in, $6 dry run, $7 the operation ids): the batch touched only while in
-  // one of them, its references the tenant's and none of the operations in another batch; the operations appended by
-  // a function that reads the last sequence after the batch's lock (migration 0031), answering all of them in order
-  const heldElsewhere = `SELECT bo.operation_id FROM batch_operations bo
-    WHERE bo.tenant_id = $1 AND bo.operation_id = ANY ($7::uuid[]) AND bo.batch_id <> $2`
+  // one of them, its references the tenant's and none of the operations in a batch (another: `held`; this one already:
+  // `held_here`); the operations appended by a function that reads the last sequence after the batch's lock (migration
+  // 0031), answering all of them in order
+  const inBatches = (batch?: "<>" | "=") => `SELECT bo.operation_id FROM batch_operations bo
+    WHERE bo.tenant_id = $1 AND bo.operation_id = ANY ($7::uuid[])${batch === undefined ? "" : ` AND bo.batch_id ${batch} $2`}`
   const adds = recordWrites<Batch>(sql, {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["operations"],
-    guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${heldElsewhere})`,
+    guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${inBatches()})`,
     ctes: [["bo", `SELECT mes_append_batch_operations($1, m.id, ${liveJobs("$1", "$7")}) AS ids FROM m`]],
-    select: [["held", `ARRAY(${heldElsewhere})`], ["operation_ids", "(SELECT ids FROM bo)"]]
+    select: [["held", `ARRAY(${inBatches("<>")})`], ["held_here", `ARRAY(${inBatches("=")})`], ["operation_ids", "(SELECT ids FROM bo)"]]
   })
 
   // a create ($4 the operation ids, $5 dry run): its number free, its references the tenant's, its operations in no
@@ -255,6 +256,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
           current: (row.current ?? undefined) as BatchStatus | undefined,
           missingRefs: row.missing_refs,
           held: row.held as ReadonlyArray<string>,
+          heldHere: row.held_here as ReadonlyArray<string>,
           batch: withOperations(row)
         })),
         mapConstraints

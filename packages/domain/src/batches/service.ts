@@ -76,10 +76,10 @@ export class Batches extends Context.Service<Batches, {
       })
     }
 
-    const refuseTaken = (operationIds: ReadonlyArray<string>) =>
+    const refuseTaken = (operationIds: ReadonlyArray<string>, where = "another batch") =>
       operationIds.length === 0
         ? Effect.void
-        : Effect.fail(new Conflict({ message: `operations already in another batch: ${operationIds.join(", ")}`, field: "operation_ids" }))
+        : Effect.fail(new Conflict({ message: `operations already in ${where}: ${operationIds.join(", ")}`, field: "operation_ids" }))
 
     const circular = (input: unknown) => detail("batch", input, ["parent_batch_id"], "CIRCULAR_REFERENCE", "a batch cannot be its own ancestor")
     /** A PATCH whose new parent's chain holds the batch (its statement wrote nothing): 422 after 404 / 403, with the references' details. */
@@ -212,10 +212,11 @@ export class Batches extends Context.Service<Batches, {
             new InvalidStateTransition({ entity: "batch", current, required: addOperationsFrom, action: "add operations to" })
           let current = outcome.current
           if (current !== undefined && addOperationsFrom.includes(current)) {
-            // spec 7.4: the state (409), then the operations (422), then those in another batch (409); with none of
-            // them, the status changed under the statement
+            // spec 7.4: the state (409), then the operations (422), then those in another batch, then those in this
+            // one already (409, in the request's order); with none of them, the status changed under the statement
             yield* failIfAny("batch", [...repeated, ...missingReferenceDetails("batch", raw, refs, outcome.missingRefs)])
             yield* refuseTaken(outcome.held)
+            yield* refuseTaken(operation_ids.filter((op) => outcome.heldHere.includes(op)), "this batch")
             current = yield* store.status(tenant.id, id)
           }
           return yield* (current === undefined ? Effect.fail(new NotFound({ entity: "batch", id })) : Effect.fail(refuse(current)))

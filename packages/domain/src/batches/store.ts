@@ -40,6 +40,8 @@ export interface BatchAddOutcome {
   readonly missingRefs: ReadonlyArray<number>
   /** The operations that are in another batch. */
   readonly held: ReadonlyArray<string>
+  /** The operations that are in this batch already. */
+  readonly heldHere: ReadonlyArray<string>
   readonly batch: Batch | undefined
 }
 
@@ -83,7 +85,7 @@ export class BatchStore extends Context.Service<BatchStore, {
   readonly status: (tenantId: string, id: string) => Effect.Effect<BatchStatus | undefined>
   /**
    * Appends operations to the batch as ONE statement, only while its status is one of `whileIn`, the operations are
-   * the tenant's (`refs`) and in no other batch, and not when `dryRun`: what it found either way, and the batch with
+   * the tenant's (`refs`) and in no batch yet (another, or this one), and not when `dryRun`: what it found either way, and the batch with
    * all of its operations when it wrote them. Conflict when a concurrent write took one of the operations.
    */
   readonly addOperations: (
