@@ -259,6 +259,19 @@ describe("PATCH /api-jobs?id= fields", () => {
     expect(read.body.data.job).toMatchObject({ job_number: "PATCH-5", priority: 2, due_date: null })
   })
 
+  it("takes due dates of years 0001 to 9999 and answers them as sent; year 0000 or past 9999 is 422 with the range", async () => {
+    const job = await create(api, nestedJob("PATCH-Y1", 1, 1, { due_date: "0001-01-01" }))
+    expect(job.due_date).toBe("0001-01-01")
+    expect((await api.get(`/api-jobs?id=${job.id}`)).body.data.job.due_date).toBe("0001-01-01")
+    expect((await api.patch(`/api-jobs?id=${job.id}`, { due_date: "0099-12-31T23:00:00-05:00" })).body.data.job.due_date).toBe("0099-12-31")
+    expect((await api.patch(`/api-jobs?id=${job.id}`, { due_date: "9999-12-31" })).body.data.job.due_date).toBe("9999-12-31")
+    for (const [due_date, constraint] of [["0000-01-01", "MIN_VALUE"], ["-0001-01-01", "MIN_VALUE"], ["10000-01-01", "MAX_VALUE"]]) {
+      const res = await api.patch(`/api-jobs?id=${job.id}`, { due_date })
+      expect(detailAt(res, "due_date")).toMatchObject({ constraint, value: due_date, message: "due_date must be between 0001-01-01 and 9999-12-31" })
+    }
+    expect((await api.get(`/api-jobs?id=${job.id}`)).body.data.job.due_date).toBe("9999-12-31")
+  })
+
   it("a malformed JSON body is 400", async () => {
     const job = await create(api, nestedJob("PATCH-6"))
     expectError(await api.patch(`/api-jobs?id=${job.id}`, undefined, { raw: "{customer:" }), 400, "BAD_REQUEST")

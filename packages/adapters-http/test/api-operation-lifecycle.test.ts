@@ -243,6 +243,28 @@ describe("/api-time-entries", () => {
     expectDetail(await api.post("/api-time-entries", { operation_id: ops[0], start_time: "yesterday" }), "start_time", "DATE_FORMAT")
   })
 
+  it("takes times of years 0001 to 9999 and answers them in the API's form; an instant outside them is 422 with the range", async () => {
+    const { ops } = await newOps()
+    const first = await api.post("/api-time-entries", { operation_id: ops[0], start_time: "0001-01-01 00:00:00Z", end_time: "0001-01-01T02:00:00+01:00" })
+    expect(first.status, JSON.stringify(first.body)).toBe(201)
+    expect(first.body.data.time_entry).toMatchObject({ start_time: "0001-01-01T00:00:00.000Z", end_time: "0001-01-01T01:00:00.000Z", duration_minutes: 60 })
+    const last = await api.post("/api-time-entries", { operation_id: ops[0], start_time: "9999-12-31T18:00:00-05:00", end_time: "9999-12-31T23:59:59.999Z" })
+    expect(last.body.data.time_entry).toMatchObject({ start_time: "9999-12-31T23:00:00.000Z", end_time: "9999-12-31T23:59:59.999Z" })
+    expect((await entries(ops[0])).map((e: any) => e.start_time)).toEqual(["0001-01-01T00:00:00.000Z", "9999-12-31T23:00:00.000Z"])
+    const range = "must be between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z"
+    for (const [field, value, constraint] of [
+      ["start_time", "0001-01-01T00:00:00+01:00", "MIN_VALUE"],
+      ["start_time", "0000-06-01T00:00:00Z", "MIN_VALUE"],
+      ["end_time", "9999-12-31T23:00:00-05:00", "MAX_VALUE"],
+      ["end_time", "+010000-01-01T00:00:00Z", "MAX_VALUE"]
+    ]) {
+      const res = await api.post("/api-time-entries", { operation_id: ops[0], start_time: "2024-01-01T00:00:00Z", [field]: value })
+      expectDetail(res, field, constraint)
+      expect(res.body.error.details[0]).toMatchObject({ value, message: `${field} ${range}` })
+    }
+    expect(await entries(ops[0])).toHaveLength(2)
+  })
+
   it("an open entry is refused (409) on an operation on hold or completed, before its references; an ended one is not", async () => {
     const { ops } = await newOps(3)
     await act("start", ops[0], olga)

@@ -1,15 +1,64 @@
 // Field schemas shared by every resource (spec section 2 conventions).
 import * as Schema from "effect/Schema"
 
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
+// A date `YYYY-MM-DD` with an optional time of day and offset. The year may also be written with a sign or more
+// digits (ISO 8601's expanded years): such a year outside the range below is refused as out of range, not malformed.
+const ISO = /^([+-]?\d{4,})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
-const isCalendarDate = (s: string): boolean => {
-  const m = ISO_DATE.exec(s)
-  if (m === null) return false
+/** The year of a date or timestamp whose day is one of the (proleptic Gregorian) calendar, in any year; else undefined. */
+const isoYear = (s: string): number | undefined => {
+  const m = ISO.exec(s)
+  if (m === null) return undefined
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const dt = new Date(Date.UTC(y, mo - 1, d))
-  return dt.getUTCFullYear() === y && dt.getUTCMonth() === mo - 1 && dt.getUTCDate() === d
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)
+  const days = mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]
+  return days !== undefined && d >= 1 && d <= days ? y : undefined
+}
+
+/**
+ * The dates and instants the API takes (DECISIONS: dates and timestamps): years 0001 to 9999, those PostgreSQL stores
+ * (it has no year 0) and the answers write as `YYYY` (mes_ts would write 1 BC as 0001 and 10000 with five digits).
+ */
+const DATE_RANGE = { first: "0001-01-01", last: "9999-12-31" } as const
+const INSTANT_RANGE = { first: "0001-01-01T00:00:00.000Z", last: "9999-12-31T23:59:59.999Z" } as const
+const FIRST_MS = Date.parse(INSTANT_RANGE.first)
+const LAST_MS = Date.parse(INSTANT_RANGE.last)
+
+/**
+ * The instant (ms) of a timestamp or date written as the API takes it (a date alone: its UTC midnight), a space for
+ * the `T` read as the `T`: JavaScript's own reading of that form takes a year below 0100 for one of 1950 to 2049.
+ */
+export const isoInstant = (s: string): number => Date.parse(s[10] === " " ? `${s.slice(0, 10)}T${s.slice(11)}` : s)
+
+/** Where a date or timestamp in the API's form falls against the range: before it (-1), in it (0), after it (1). */
+const side = (s: string, instant: boolean): -1 | 0 | 1 => {
+  const y = isoYear(s)
+  if (y === undefined) return 0
+  if (y < 1) return -1
+  if (y > 9999) return 1
+  if (!instant) return 0
+  // an offset may move the instant of a first or last day's time past the range
+  const t = isoInstant(s)
+  return t < FIRST_MS ? -1 : t > LAST_MS ? 1 : 0
+}
+
+/** A date or timestamp in the API's form (a year of four digits), or one whose year is outside the range however written. */
+const isIsoForm = (s: string, instant: boolean): boolean => {
+  const y = isoYear(s)
+  if (y === undefined) return false
+  if (y < 1 || y > 9999) return true
+  return /^\d{4}-/.test(s) && (!instant || !Number.isNaN(isoInstant(s)))
+}
+
+/** The checks of a date or timestamp: its form (DATE_FORMAT, checked first), then the range (MIN_VALUE, MAX_VALUE). */
+const isoChecks = (instant: boolean, id: string, expected: string) => {
+  const payload = instant ? { minimum: INSTANT_RANGE.first, maximum: INSTANT_RANGE.last } : { minimum: DATE_RANGE.first, maximum: DATE_RANGE.last }
+  return [
+    Schema.makeFilter<string>((s) => isIsoForm(s, instant), { representation: { id, payload: {} }, expected } as any, true),
+    Schema.makeFilter<string>((s) => side(s, instant) !== -1, { representation: { id: "mes/isIsoNotBefore", payload } } as any),
+    Schema.makeFilter<string>((s) => side(s, instant) !== 1, { representation: { id: "mes/isIsoNotAfter", payload } } as any)
+  ] as const
 }
 
 export const Uuid = Schema.String.check(Schema.isUUID())
@@ -31,19 +80,10 @@ export const Percentage = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), 
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** A calendar date `YYYY-MM-DD` (spec 7.3 DATE_FORMAT); a full ISO timestamp is accepted and cut to its date. */
-export const IsoDate = Schema.String.check(
-  Schema.makeFilter<string>(
-    (s) => isCalendarDate(s.slice(0, 10)) && (s.length === 10 || ISO_TIMESTAMP.test(s)),
-    { representation: { id: "mes/isIsoDate", payload: {} }, expected: "an ISO 8601 date", message: undefined } as any
-  )
-)
+export const IsoDate = Schema.String.check(...isoChecks(false, "mes/isIsoDate", "an ISO 8601 date"))
 
-export const IsoTimestamp = Schema.String.check(
-  Schema.makeFilter<string>(
-    (s) => ISO_TIMESTAMP.test(s) && isCalendarDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)),
-    { representation: { id: "mes/isIsoTimestamp", payload: {} }, expected: "an ISO 8601 timestamp" } as any
-  )
-)
+/** An ISO 8601 timestamp (or a date: its UTC midnight) whose instant is in INSTANT_RANGE. */
+export const IsoTimestamp = Schema.String.check(...isoChecks(true, "mes/isIsoTimestamp", "an ISO 8601 timestamp"))
 
 /** A record of a tenant as the API shows it: its id, tenant, `fields`, and when it was created and last updated. */
 export const tenantRecord = <F extends Schema.Struct.Fields>(fields: F) =>

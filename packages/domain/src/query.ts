@@ -2,7 +2,7 @@
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { INT4_MAX, IsoDate, IsoTimestamp, Uuid } from "./fields.ts"
+import { INT4_MAX, IsoDate, isoInstant, IsoTimestamp, Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
 import type { JsonSlice } from "./json.ts"
@@ -54,7 +54,7 @@ const isDate: (s: string) => boolean = Schema.is(IsoDate)
 
 /** The instant (ms) of an ISO 8601 timestamp, or of a date `YYYY-MM-DD` (its UTC midnight); undefined otherwise. */
 export const instantOf = (v: string): number | undefined =>
-  isTimestamp(v) || (v.length === 10 && isDate(v)) ? Date.parse(v) : undefined
+  isTimestamp(v) || (v.length === 10 && isDate(v)) ? isoInstant(v) : undefined
 
 /** Decodes a `?id=` parameter: missing is 422, not a UUID is 400. */
 export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>

@@ -106,6 +106,8 @@ const filterConstraint: Record<string, Constraint> = {
   "effect/schema/isPattern": "PATTERN_MISMATCH",
   "mes/isIsoDate": "DATE_FORMAT",
   "mes/isIsoTimestamp": "DATE_FORMAT",
+  "mes/isIsoNotBefore": "MIN_VALUE",
+  "mes/isIsoNotAfter": "MAX_VALUE",
   "mes/isHttpUrl": "PATTERN_MISMATCH"
 }
 
@@ -159,6 +161,8 @@ const expected = (ast: SchemaAST.AST): string => {
 
 const filterMessage = (constraint: Constraint, name: string, rep: { id?: string; payload?: Record<string, unknown> } | undefined): string => {
   const p = rep?.payload ?? {}
+  // a date or timestamp outside the years the API takes: the range, whichever end it is past
+  if (rep?.id === "mes/isIsoNotBefore" || rep?.id === "mes/isIsoNotAfter") return `${name} must be between ${p.minimum} and ${p.maximum}`
   switch (constraint) {
     case "MIN_LENGTH":
       return `${name} must have a length of at least ${p.minLength}`

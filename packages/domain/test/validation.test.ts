@@ -8,6 +8,7 @@ import {
   decodePatchInput,
   detail,
   formatPath,
+  instantOf,
   IsoDate,
   isStorableText,
   issueDetails,
@@ -20,6 +21,7 @@ import {
   OperationPatch,
   PartCreate,
   renameAliases,
+  TimeEntryCreate,
   unstorableDetails,
   UploadUrlRequest,
   type ValidationDetail,
@@ -449,6 +451,73 @@ describe("decodeInput: job create (spec 7.3)", () => {
       expect(ok("2024-00-10")).toBe(false)
       expect(ok("tomorrow")).toBe(false)
       expect(ok("2024-02-29garbage")).toBe(false)
+    })
+  })
+
+  describe("years 0001 to 9999 (DECISIONS: dates and timestamps)", () => {
+    const dateRange = "due_date must be between 0001-01-01 and 9999-12-31"
+    const timeRange = "start_time must be between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z"
+    const decodeEntry = decodeInput(TimeEntryCreate, "time_entry")
+    const entry = (start_time: string) => ({ operation_id: "01a2384f-e23a-7c5b-9b1f-cd8453a71487", start_time })
+    const entryErrors = (start_time: string) => failure(decodeEntry(entry(start_time))).details
+
+    it("accepts dates of years 0001 to 0099 (JavaScript's Date.UTC reads them as 1900 to 1999) and 9999", () => {
+      for (const due_date of ["0001-01-01", "0001-01-01T00:00:00Z", "0004-02-29", "0099-12-31", "0100-01-01", "9999-12-31"]) {
+        expect(Effect.runSync(decodeJob(job({ due_date }))).due_date, due_date).toBe(due_date)
+      }
+      // the leap years of those centuries as anywhere else
+      expect(at(jobErrors(job({ due_date: "0001-02-29" })), "due_date").constraint).toBe("DATE_FORMAT")
+      expect(at(jobErrors(job({ due_date: "0100-02-29" })), "due_date").constraint).toBe("DATE_FORMAT")
+    })
+
+    it("refuses year 0000, a negative year and one past 9999 with the range: MIN_VALUE / MAX_VALUE", () => {
+      for (const [due_date, constraint] of [
+        ["0000-01-01", "MIN_VALUE"],
+        ["0000-12-31T23:00:00-05:00", "MIN_VALUE"],
+        ["-0001-01-01", "MIN_VALUE"],
+        ["-000001-01-01", "MIN_VALUE"],
+        ["10000-01-01", "MAX_VALUE"],
+        ["+010000-01-01", "MAX_VALUE"],
+        ["+275760-09-13T00:00:00Z", "MAX_VALUE"]
+      ] as const) {
+        expect(only(jobErrors(job({ due_date }))), due_date).toEqual({
+          field: "due_date",
+          message: dateRange,
+          value: due_date,
+          constraint,
+          entityType: "job",
+          entityIndex: 0
+        })
+      }
+      // a year within the range written otherwise, or an impossible day of one outside it, is no date the API takes
+      for (const due_date of ["+2024-01-01", "02024-01-01", "0000-02-30", "10000-13-01", "-0001-01-01x"]) {
+        expect(at(jobErrors(job({ due_date })), "due_date").constraint, due_date).toBe("DATE_FORMAT")
+      }
+    })
+
+    it("accepts timestamps from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, by their instant", () => {
+      for (const start_time of ["0001-01-01T00:00:00Z", "0001-01-01 00:00:00Z", "0001-01-01T00:30:00-00:30", "0050-06-01T12:00:00+02:00", "9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.9999Z"]) {
+        expect(Effect.runSync(decodeEntry(entry(start_time))).start_time, start_time).toBe(start_time)
+      }
+      for (const [start_time, constraint] of [
+        ["0001-01-01T00:00:00+01:00", "MIN_VALUE"],
+        ["0001-01-01 00:59:59.999+01:00", "MIN_VALUE"],
+        ["0000-06-01T00:00:00Z", "MIN_VALUE"],
+        ["-0001-01-01T00:00:00Z", "MIN_VALUE"],
+        ["9999-12-31T23:00:00-05:00", "MAX_VALUE"],
+        ["+010000-01-01T00:00:00Z", "MAX_VALUE"]
+      ] as const) {
+        expect(only(entryErrors(start_time)), start_time).toMatchObject({ field: "start_time", message: timeRange, value: start_time, constraint })
+      }
+      expect(only(entryErrors("0001-01-01T25:00:00Z")).constraint).toBe("DATE_FORMAT")
+    })
+
+    it("reads a space for the T as the T, also before year 0100 (JavaScript's own reading takes 0001 for 2001)", () => {
+      expect(instantOf("0001-01-01 10:00:00Z")).toBe(Date.parse("0001-01-01T10:00:00Z"))
+      expect(instantOf("0050-01-01 10:00Z")).toBe(Date.parse("0050-01-01T10:00Z"))
+      expect(instantOf("0001-01-01")).toBe(Date.parse("0001-01-01T00:00:00Z"))
+      expect(instantOf("0000-01-01")).toBeUndefined()
+      expect(instantOf("9999-12-31T23:00:00-05:00")).toBeUndefined()
     })
   })
 

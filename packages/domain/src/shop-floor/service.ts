@@ -7,7 +7,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
-import { PositiveInt } from "../fields.ts"
+import { isoInstant, PositiveInt } from "../fields.ts"
 import { CurrentTenant, References } from "../ports.ts"
 import { instantOf, requireId } from "../query.ts"
 import { checkOwner, ensureOwned, type Reference } from "../references.ts"
@@ -336,8 +336,8 @@ export class DowntimeRecords extends Context.Service<DowntimeRecords, Crud<Downt
           const input = yield* Effect.result(decodeCreate(raw))
           if (Result.isSuccess(input)) {
             const { start_time, end_time } = input.success
-            const start = start_time === undefined ? Date.now() : Date.parse(start_time)
-            if (end_time != null && Date.parse(end_time) < start) {
+            const start = start_time === undefined ? Date.now() : isoInstant(start_time)
+            if (end_time != null && isoInstant(end_time) < start) {
               yield* failIfAny(DOWNTIME, [detail(DOWNTIME, raw, ["end_time"], "MIN_VALUE", "end_time must not be before start_time")])
             }
           }
