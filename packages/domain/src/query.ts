@@ -124,7 +124,7 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
         case "int": {
           const n = yield* parseInt10(name, v)
           // integer columns: a value beyond their range matches nothing, but PostgreSQL would refuse it
-          if (Math.abs(n) > INT4_MAX) bad(name, n > 0 ? "MAX_VALUE" : "MIN_VALUE", `${name} must be between ${-INT4_MAX - 1} and ${INT4_MAX}`, n)
+          if (n < -INT4_MAX - 1 || n > INT4_MAX) bad(name, n > 0 ? "MAX_VALUE" : "MIN_VALUE", `${name} must be between ${-INT4_MAX - 1} and ${INT4_MAX}`, n)
           else filters[name] = n
           break
         }

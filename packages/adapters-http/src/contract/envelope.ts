@@ -1,7 +1,7 @@
 // Response envelopes of spec 4.0 / 7.1 and DECISIONS, as schemas for the OpenAPI document and the typed client.
 import * as Schema from "effect/Schema"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { type FilterKind, INT4_MAX, type ListSpec, NonNegativeInt } from "@mes/domain"
+import { type FilterKind, Int32, type ListSpec, NonNegativeInt } from "@mes/domain"
 
 export const Pagination = Schema.Struct({ limit: Schema.Int, offset: Schema.Int, total: Schema.Int })
 
@@ -64,14 +64,14 @@ export class RateLimitError extends Schema.Class<RateLimitError>("RateLimitError
 
 /**
  * Query schema for a list endpoint, derived from the domain's list spec (one source for both). The integers state the
- * bounds `decodeListQuery` keeps (the OpenAPI document and the MCP tools show them): an integer filter beyond
- * ±2147483647 is 422, an offset beyond it too.
+ * bounds `decodeListQuery` keeps (the OpenAPI document and the MCP tools show them): an integer filter outside the
+ * 32-bit integers is 422, an offset past 2147483647 too.
  */
 export const listQuery = (spec: ListSpec<Record<string, FilterKind>, string>) => {
   const fields: Record<string, Schema.Top> = {}
   for (const [name, kind] of Object.entries(spec.filters)) {
     fields[name] = Schema.optionalKey(
-      kind.kind === "int" ? Schema.Int.check(Schema.isBetween({ minimum: -INT4_MAX, maximum: INT4_MAX }))
+      kind.kind === "int" ? Int32
       : kind.kind === "bool" ? Schema.Boolean
       : kind.kind === "uuid" ? Schema.String.check(Schema.isUUID())
       : kind.kind === "enum" ? Schema.Literals(kind.values as [string, ...Array<string>])
