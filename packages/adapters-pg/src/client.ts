@@ -76,6 +76,9 @@ export const sharedBuffersOf = (text: string): string | undefined => {
   return bytes >= SHARED_BUFFERS.min && bytes <= SHARED_BUFFERS.max ? `${Math.round(bytes / 1024)}kB` : undefined
 }
 
+/** How long the embedded database's socket server may take to stop (see `pglite`). */
+const SOCKET_SERVER_STOP = Duration.seconds(1)
+
 /**
  * Embedded PostgreSQL: PGlite in this process, served on a private unix socket.
  * `dataDir` undefined means in memory. PGlite is one session, so the pool holds one connection:
@@ -116,6 +119,11 @@ export const pglite = (dataDir?: string, options: { readonly sharedBuffers?: str
       }),
       (server) =>
         Effect.promise(() => server.stop()).pipe(
+          // stop() waits for every connection to close, and ends (half-closes) one that arrives while it stops. The
+          // pool, interrupted in the middle of a query (a signal during start-up's migrations), opens a replacement
+          // that arrives then and is never closed from its side, so the wait was endless and the process hung
+          // (DECISIONS, "The embedded database is single-process"): bounded, PGlite is closed after it either way
+          Effect.timeoutOption(SOCKET_SERVER_STOP),
           Effect.ignore,
           Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
         )
