@@ -4,7 +4,9 @@
 import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { CliError, Flag } from "effect/cli"
+import { decodeInput } from "@mes/domain"
 
 export const jsonFlag = Flag.Boolean("json").pipe(
   Flag.withDescription("Print one JSON object on stdout instead of a readable line"),
@@ -92,11 +94,27 @@ const databaseOf = (error: unknown): string | undefined => {
   const url = process.env.DATABASE_URL
   const refused = typeof reason?._tag === "string" && (DATABASE_REFUSALS.has(reason._tag) || reason.operation === "connect")
   if (url === undefined || url === "" || !refused) return undefined
-  if (!URL.canParse(url)) return "DATABASE_URL"
+  const shown = withoutPassword(url)
+  return shown === undefined ? "DATABASE_URL" : `DATABASE_URL ${shown}`
+}
+
+/** A database URL as it may be shown or written down: its password `***`; undefined when it is not a URL. */
+export const withoutPassword = (url: string): string | undefined => {
+  if (!URL.canParse(url)) return undefined
   const shown = new URL(url)
   if (shown.password !== "") shown.password = "***"
-  return `DATABASE_URL ${shown.toString()}`
+  if (shown.searchParams.has("password")) shown.searchParams.set("password", "***")
+  return shown.toString()
 }
+
+/**
+ * A flag's value checked by the domain's schema of the field it fills, so the CLI takes what the REST API takes:
+ * `--name: name must have a length of at most 255` where the REST API answers 422.
+ */
+export const checkFlag = <S extends Schema.Top & { readonly DecodingServices: never }>(flag: string, field: string, schema: S, value: unknown) =>
+  decodeInput(Schema.Struct({ [field]: schema }), field)({ [field]: value }).pipe(
+    Effect.mapError((e) => userError(`--${flag}: ${e.details.map((d) => d.message).join("; ")}`))
+  )
 
 /** Every failure and defect of a handler as a UserError with a readable message; interruption passes through. */
 export const reportErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, CliError.UserError, R> =>

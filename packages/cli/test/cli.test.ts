@@ -1,9 +1,10 @@
 // The `mes` CLI as a real process (bin/mes.js), against one embedded PGlite data directory shared by
 // the file's tests (one process at a time), or a fresh database when DATABASE_URL is set.
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { createHmac } from "node:crypto"
 import { createServer, request as httpRequest } from "node:http"
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { writeFile } from "node:fs/promises"
 import module from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -691,15 +692,31 @@ describe("mes monthly-reset, key list/revoke, tenant set-plan (issue 10)", () =>
   })
 })
 
-describe("mes import and help (issue 13)", () => {
-  const write = (name: string, text: string | Buffer) => {
-    const path = join(tmp, name)
-    writeFileSync(path, text)
-    return path
+/** A file of `text` in the tests' directory. */
+const write = (name: string, text: string | Buffer) => {
+  const path = join(tmp, name)
+  writeFileSync(path, text)
+  return path
+}
+const importedJobs = (prefix: string, tenant = tenantId) =>
+  sqlOf(`SELECT j.job_number, j.external_id, count(p.id)::int AS parts FROM jobs j LEFT JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
+    WHERE j.tenant_id = '${tenant}' AND j.job_number LIKE '${prefix}%' GROUP BY j.id, j.job_number, j.external_id ORDER BY j.job_number`)
+
+/** A `mes import FILE --tenant T --chunk-size 1` of 40 or more jobs, SIGKILLed after its fifth chunk: its state is left. */
+const killedMidway = async (file: string, tenant: string) => {
+  const first = start(["import", file, "--tenant", tenant, "--chunk-size", "1"])
+  const deadline = Date.now() + 60_000
+  while (!/chunk ([5-9]|\d\d)\/\d\d/.test(first.output().stderr)) {
+    if (Date.now() > deadline) throw new Error(`no progress: ${first.output().stderr}`)
+    await new Promise((r) => setTimeout(r, 20))
   }
-  const importedJobs = (prefix: string) =>
-    sqlOf(`SELECT j.job_number, j.external_id, count(p.id)::int AS parts FROM jobs j LEFT JOIN parts p ON p.tenant_id = j.tenant_id AND p.job_id = j.id
-      WHERE j.tenant_id = '${tenantId}' AND j.job_number LIKE '${prefix}%' GROUP BY j.id, j.job_number, j.external_id ORDER BY j.job_number`)
+  first.child.kill("SIGKILL")
+  const killed = await first.exited
+  expect(killed.signal).toBe("SIGKILL")
+  expect(existsSync(`${file}.mes-import.json`)).toBe(true)
+}
+
+describe("mes import and help (issue 13)", () => {
 
   it("every command's --help has a description and examples", async () => {
     const commands = [[], ["serve"], ["migrate"], ["tenant"], ["tenant", "create"], ["tenant", "list"], ["tenant", "set-plan"], ["key"], ["key", "create"], ["key", "list"],
@@ -722,7 +739,8 @@ describe("mes import and help (issue 13)", () => {
       "IMP-J4,IMP-1,Duplicate number,,,,,,,,"
     ].join("\n"))
     const r = await mes(["import", csv, "--tenant", tenantId, "--source", "erp", "--chunk-size", "2", "--json"])
-    expect(r.code, r.stderr).toBe(0)
+    // a refused record makes the exit code 1 (as examples/erp-sync/sync.mjs), after the summary
+    expect([r.code, r.stderr]).toEqual([1, expect.stringContaining("1 record refused")])
     const summary = JSON.parse(r.stdout)
     expect(summary).toMatchObject({ jobs: 4, chunks: 2, resumed_chunks: 0, total: 4, created: 3, updated: 0, unchanged: 0, errors: 1, failed_chunks: [] })
     expect(summary.record_errors).toEqual([{ record: 4, chunk: 1, external_id: "IMP-J4", error: expect.stringContaining("job_number") }])
@@ -733,7 +751,7 @@ describe("mes import and help (issue 13)", () => {
     const ops = await sqlOf(`SELECT o.operation_name FROM operations o JOIN parts p ON p.id = o.part_id WHERE p.external_id = 'IMP-J1-P1' ORDER BY o.sequence`)
     expect(ops.map((o) => o.operation_name)).toEqual(["Laser", "Bend"])
     const again = await mes(["import", csv, "--tenant", tenantId, "--source", "erp"])
-    expect(again.code).toBe(0)
+    expect(again.code).toBe(1)
     // counted in words: it said "1 errors", and "1 chunks" for a run of one
     expect(again.stdout).toContain(": 4 jobs in 1 chunk: 0 created, 0 updated, 3 unchanged, 1 error\n")
     expect(again.stdout).toContain("record 4 (external_id IMP-J4): job_number already exists")
@@ -750,7 +768,7 @@ describe("mes import and help (issue 13)", () => {
     )
     const tabs = write("tabs.csv", "external_id\tjob_number\tcustmer\tcomment\nSEP-J2\tSEP-2\tAcme\tcall first\n")
     const r1 = await mes(["import", semicolons, "--tenant", tenantId, "--source", "erp", "--json"])
-    expect(r1.code, r1.stderr).toBe(0)
+    expect(r1.code, r1.stderr).toBe(1)
     const s1 = JSON.parse(r1.stdout)
     expect(s1).toMatchObject({ created: 1, errors: 1, ignored_columns: [] })
     expect(s1.record_errors).toEqual([expect.objectContaining({ record: 2, external_id: "SEP-J3", error: expect.stringContaining("quantity") })])
@@ -806,7 +824,7 @@ describe("mes import and help (issue 13)", () => {
       `{"external_id":"DEEP-J2","external_source":"erp","job_number":"DEEP-2","parts":[{"part_number":"P","metadata":{"b":[[${deep}]]}}]},` +
       `{"external_id":"DEEP-J3","external_source":"erp","job_number":"DEEP-3"}]`)
     const r = await mes(["import", file, "--tenant", tenantId, "--json"])
-    expect(r.code, r.stderr).toBe(0)
+    expect(r.code, r.stderr).toBe(1)
     expect(JSON.parse(r.stdout)).toMatchObject({
       jobs: 3, created: 1, errors: 2, failed_chunks: [],
       record_errors: [
@@ -816,7 +834,7 @@ describe("mes import and help (issue 13)", () => {
     })
     // a record without an external_id is named by its place in the file alone
     const anonymous = await mes(["import", write("anonymous.json", '[{"external_id":"ANON-J1","external_source":"erp","job_number":"ANON-1"},{"job_number":"ANON-2"}]'), "--tenant", tenantId])
-    expect(anonymous.code, anonymous.stderr).toBe(0)
+    expect(anonymous.code, anonymous.stderr).toBe(1)
     expect(anonymous.stdout).toContain("\n  record 2: Validation failed for job")
     expect(await importedJobs("DEEP-")).toEqual([{ job_number: "DEEP-3", external_id: "DEEP-J3", parts: 0 }])
   })
@@ -827,16 +845,7 @@ describe("mes import and help (issue 13)", () => {
       parts: [{ external_id: `RES-${i}-P`, part_number: "P", quantity: 1, operations: [{ external_id: `RES-${i}-O`, operation_name: "Cut", sequence: 1 }] }]
     }))
     const file = write("resume.json", JSON.stringify({ jobs }))
-    const first = start(["import", file, "--tenant", tenantId, "--chunk-size", "1"])
-    const deadline = Date.now() + 60_000
-    while (!/chunk ([5-9]|\d\d)\/40/.test(first.output().stderr)) {
-      if (Date.now() > deadline) throw new Error(`no progress: ${first.output().stderr}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    first.child.kill("SIGKILL")
-    const killed = await first.exited
-    expect(killed.signal).toBe("SIGKILL")
-    expect(existsSync(`${file}.mes-import.json`)).toBe(true)
+    await killedMidway(file, tenantId)
     const second = await mes(["import", file, "--tenant", tenantId, "--chunk-size", "1", "--json"])
     expect(second.code, second.stderr).toBe(0)
     const summary = JSON.parse(second.stdout)
@@ -849,6 +858,167 @@ describe("mes import and help (issue 13)", () => {
     const rows = await importedJobs("RES-")
     expect(rows.map((r) => r.job_number)).toEqual(jobs.map((j) => j.job_number))
     expect(rows.every((r) => r.parts === 1)).toBe(true)
+  })
+})
+
+describe("mes import: runs, progress and what a CSV says", () => {
+  /** 40 jobs without an external_source (--source gives them theirs), a part and an operation each. */
+  const fortyJobs = (prefix: string) =>
+    Array.from({ length: 40 }, (_, i) => ({
+      external_id: `${prefix}-${i}`, job_number: `${prefix}-${String(i).padStart(2, "0")}`,
+      parts: [{ external_id: `${prefix}-${i}-P`, part_number: "P", quantity: 1, operations: [{ external_id: `${prefix}-${i}-O`, operation_name: "Cut", sequence: 1 }] }]
+    }))
+  /** The state a killed run left (the run test), for the tests after it. */
+  let leftState: Record<string, any>
+
+  it("resumes only the same run: another tenant, source, format or database starts over, saying so", async () => {
+    const file = write("runs.json", JSON.stringify(fortyJobs("RUN")))
+    const stateFile = `${file}.mes-import.json`
+    await killedMidway(file, tenantId)
+    const state = JSON.parse(readFileSync(stateFile, "utf8"))
+    leftState = state
+    // DATABASE_URL without its password (the tests' has none), or the embedded data directory
+    expect(state).toMatchObject({ chunkSize: 1, format: "json", tenant: tenantId, source: "erp", database: serverUrl === undefined ? `embedded ${dataDir}` : baseEnv().DATABASE_URL })
+    expect(state.done.length).toBeGreaterThanOrEqual(5)
+    const run = async (tenant: string, ...more: Array<string>) => {
+      const r = await mes(["import", file, "--tenant", tenant, "--chunk-size", "1", "--json", ...more])
+      return { ...r, summary: JSON.parse(r.stdout) }
+    }
+    for (const [field, other] of [["format", "csv"], ["database", "embedded /elsewhere"], ["source", "mrp"]] as const) {
+      writeFileSync(stateFile, JSON.stringify({ ...state, [field]: other }))
+      const r = await run(tenantId)
+      expect([field, r.code, r.summary.resumed_chunks, r.summary.total]).toEqual([field, 0, 0, 40])
+      expect(r.stderr).toContain(`starting over: ${stateFile} records another run (different ${field})\n`)
+      expect(existsSync(stateFile)).toBe(false)
+    }
+    // what the probe did: the first run's state, another tenant and source; 8 of 10 chunks were skipped
+    writeFileSync(stateFile, JSON.stringify(state))
+    const tenantB = await json(["tenant", "create", "--name", "Another run"])
+    const b = await run(tenantB.tenant_id, "--source", "other")
+    expect([b.code, b.summary.resumed_chunks, b.summary.created]).toEqual([0, 0, 40])
+    expect(b.stderr).toContain(`starting over: ${stateFile} records another run (different tenant, source)\n`)
+    expect(await importedJobs("RUN-", tenantB.tenant_id)).toHaveLength(40)
+    // the same run resumes
+    writeFileSync(stateFile, JSON.stringify(state))
+    const same = await run(tenantId)
+    expect([same.code, same.summary.resumed_chunks, same.summary.total, same.summary.unchanged]).toEqual([0, state.done.length, 40 - state.done.length, 40 - state.done.length])
+    expect(same.stderr).not.toContain("starting over")
+  })
+
+  it("on a terminal, a line after the progress bar, and the summary after the last one, start on a line of their own", async () => {
+    const file = write("tty.json", JSON.stringify(fortyJobs("TTY").slice(0, 3)))
+    const { mtimeMs, size } = statSync(file)
+    writeFileSync(`${file}.mes-import.json`, JSON.stringify({ ...leftState, size, mtimeMs, done: [0] }))
+    const r = await mes(["import", file, "--tenant", tenantId, "--chunk-size", "1"], { NODE_OPTIONS: "--import=data:text/javascript,process.stderr.isTTY=true" })
+    expect(r.code, r.stderr).toBe(0)
+    // the resuming line was overwritten by the first bar, and the summary ran into the last one
+    expect(r.stderr).toBe(
+      "resuming: 1 of 3 chunks were done by an earlier run\n" +
+        `\r[${"#".repeat(20)}${"-".repeat(10)}] chunk 2/3, 2/3 jobs\r[${"#".repeat(30)}] chunk 3/3, 3/3 jobs\n`
+    )
+  })
+
+  it("goes on without resuming where progress cannot be recorded, saying so once; keeps no state for a stream", async () => {
+    // root writes to a read-only directory: a directory where the state's temporary file goes refuses root too
+    const file = write("unrecorded.json", JSON.stringify(fortyJobs("NOREC").slice(0, 3)))
+    mkdirSync(`${file}.mes-import.json.tmp`)
+    const r = await mes(["import", file, "--tenant", tenantId, "--chunk-size", "1", "--json"])
+    expect([r.code, JSON.parse(r.stdout).created], r.stderr).toEqual([0, 3])
+    const warning = `cannot record progress at ${file}.mes-import.json (EISDIR: illegal operation on a directory): an interrupted run will start over\n`
+    expect(r.stderr.split(warning)).toHaveLength(2)
+    // a named pipe: nothing is written beside it (this directory in the way made the import fail)
+    const fifo = join(tmp, "jobs-pipe.csv")
+    execFileSync("mkfifo", [fifo])
+    mkdirSync(`${fifo}.mes-import.json.tmp`)
+    const piped = start(["import", fifo, "--tenant", tenantId, "--json"])
+    await writeFile(fifo, "external_id,job_number\nPIPE-J1,PIPE-1\n")
+    const p = await piped.exited
+    expect([p.code, JSON.parse(p.stdout).created], p.stderr).toEqual([0, 1])
+    expect(p.stderr).not.toContain("progress")
+    // stdin, a shell's pipe (a child's stdin from Node is a socket, which /dev/stdin cannot open): it tried to write
+    // /dev/stdin.mes-import.json.tmp
+    const stdin = spawnSync("sh", ["-c", `printf 'external_id,job_number\\nSTDIN-J1,STDIN-1\\n' | "${process.execPath}" "${BIN}" import /dev/stdin --format csv --tenant ${tenantId} --json`], {
+      cwd: tmp, env: baseEnv(), encoding: "utf8"
+    })
+    expect([stdin.status, JSON.parse(stdin.stdout).created], stdin.stderr).toEqual([0, 1])
+    expect(stdin.stderr).not.toContain("progress")
+    expect(existsSync("/dev/stdin.mes-import.json")).toBe(false)
+  })
+
+  it("runs the README's example as it stands (external_source erp, as sync.mjs), and refuses a --source no record could have, before reading", async () => {
+    const example = fileURLToPath(new URL("../../../examples/erp-sync/jobs.csv", import.meta.url))
+    const t = await json(["tenant", "create", "--name", "Example import"])
+    // it refused every record: "external_source is required for sync operations", exit 0
+    const r = await mes(["import", example, "--tenant", t.tenant_id, "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ jobs: 2, created: 2, errors: 0 })
+    const sources = await sqlOf(`SELECT DISTINCT external_source FROM jobs WHERE tenant_id = '${t.tenant_id}'`)
+    expect(sources).toEqual([{ external_source: "erp" }])
+    for (const [source, message] of [["", "--source: external_source must have a length of at least 1"], ["s".repeat(256), "--source: external_source must have a length of at most 255"]]) {
+      const refused = await mes(["import", join(tmp, "missing.csv"), "--tenant", t.tenant_id, "--source", source!])
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([1, "", expect.stringContaining(message!)])
+    }
+  })
+
+  it("refuses a CSV record its rows cannot say as they stand, naming the line and column; a header naming a column twice refuses the file", async () => {
+    const csv = write("unclear.csv", [
+      "external_id,job_number,customer,part_external_id,part_number,quantity,operation_name,sequence,estimated_time_minutes,operation_external_id",
+      "CSV-J1,CSV-1,Acme,,,,Laser,1,,",
+      "CSV-J2,CSV-2,Acme,CSV-P2,P,2,Laser,1,,CSV-O2",
+      "CSV-J2,CSV-2X,Acme,CSV-P2,P,2,Bend,2,,CSV-O3",
+      "CSV-J3,CSV-3,Acme,CSV-P3,P,0x10,,,,",
+      "CSV-J4,CSV-4,Acme,CSV-P4,P,1e2,,,,",
+      "CSV-J5,CSV-5,Acme,CSV-P5,P,12,Cut,1,12.5,CSV-O5",
+      // a job's cell not repeated is no other value
+      "CSV-J5,CSV-5,,CSV-P5,P,12,Bend,2,3,CSV-O6",
+      "CSV-J6,CSV-6,Acme,CSV-P6,P,3,Cut,1,,CSV-O7",
+      "CSV-J6,CSV-6,Acme,CSV-P6,P,4,Bend,2,,CSV-O8"
+    ].join("\n"))
+    const r = await mes(["import", csv, "--tenant", tenantId, "--json"])
+    expect([r.code, r.stderr]).toEqual([1, expect.stringContaining("5 records refused")])
+    const summary = JSON.parse(r.stdout)
+    expect(summary).toMatchObject({ jobs: 6, total: 6, created: 1, errors: 5 })
+    expect(summary.record_errors.map((e: { record: number; external_id: string; error: string }) => [e.record, e.external_id, e.error])).toEqual([
+      [1, "CSV-J1", "line 2: an operation (operation_name, sequence) without its part: give the part's part_number on the row"],
+      [2, "CSV-J2", "line 4, column job_number: 'CSV-2X' where line 3 of the same job (external_id CSV-J2) has 'CSV-2'"],
+      [3, "CSV-J3", "line 5, column quantity: '0x10' is not a decimal number"],
+      [4, "CSV-J4", "line 6, column quantity: '1e2' is not a decimal number"],
+      [6, "CSV-J6", "line 10, column quantity: '4' where line 9 of the same part (part_external_id CSV-P6) has '3'"]
+    ])
+    expect(await importedJobs("CSV-")).toEqual([{ job_number: "CSV-5", external_id: "CSV-J5", parts: 1 }])
+    const minutes = await sqlOf(`SELECT o.estimated_time_minutes FROM operations o JOIN parts p ON p.id = o.part_id WHERE p.external_id = 'CSV-P5' ORDER BY o.sequence`)
+    expect(minutes.map((o) => Number(o.estimated_time_minutes))).toEqual([12.5, 3])
+    const twice = write("twice.csv", "external_id,job_number,customer,customer\nTWICE-J1,TWICE-1,Acme,Globex\n")
+    const refused = await mes(["import", twice, "--tenant", tenantId])
+    expect([refused.code, refused.stdout]).toEqual([1, ""])
+    expect(refused.stderr).toContain("twice.csv as CSV: the header names customer (columns 3 and 4) more than once: keep one of each")
+    expect(await importedJobs("TWICE-")).toEqual([])
+  })
+})
+
+describe("flags of the CLI", () => {
+  it("mes key create --name takes what POST /api-key-generate takes (1-255 characters)", async () => {
+    for (const [name, message] of [["", "--name: name must have a length of at least 1"], ["k".repeat(5000), "--name: name must have a length of at most 255"]]) {
+      const r = await mes(["key", "create", "--tenant", tenantId, "--name", name!, "--json"])
+      expect([r.code, r.stdout, r.stderr]).toEqual([1, "", expect.stringContaining(message!)])
+    }
+    const longest = "k".repeat(255)
+    expect((await json(["key", "create", "--tenant", tenantId, "--name", longest])).api_key).toMatch(/^svc_live_/)
+    expect((await json(["key", "list", "--tenant", tenantId])).api_keys.some((k: { name: string }) => k.name === longest)).toBe(true)
+  })
+
+  it("a value that starts with - is the value of the flag before it, not short flags (its h printed the help, its v the version)", async () => {
+    for (const name of ["-shop", "-vendor", "-x"]) {
+      const r = await mes(["tenant", "create", "--name", name, "--json"])
+      expect([name, r.code, r.stderr]).toEqual([name, 0, ""])
+      const { tenant_id } = JSON.parse(r.stdout)
+      expect((await json(["tenant", "list"])).tenants.find((t: { id: string }) => t.id === tenant_id).name).toBe(name)
+    }
+    // `-h` alone is still the help, and a boolean flag refuses a value
+    const help = await mes(["tenant", "create", "-h"])
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("DESCRIPTION")])
+    const bad = await mes(["tenant", "create", "--json", "-shop", "--name", "X"])
+    expect(bad.code).not.toBe(0)
   })
 })
 

@@ -3,18 +3,20 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { CurrentTenant, Tenants } from "@mes/domain"
+import { ApiKeyCreate, CurrentTenant, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { checkFlag, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 const create = Command.make("create", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
   test: Flag.Boolean("test").pipe(Flag.withDescription("Issue a test key (svc_test_) instead of a live one"), Flag.withDefault(false)),
-  name: Flag.String("name").pipe(Flag.withDescription("A label for the key"), Flag.optional),
+  name: Flag.String("name").pipe(Flag.withDescription("A label for the key (1-255 characters)"), Flag.optional),
   json: jsonFlag
 }, ({ json, name, tenant, test }) =>
   Effect.gen(function*() {
     const tenantId = yield* requireUuid("tenant", tenant)
+    // the bounds POST /api-key-generate answers 422 for (1-255 characters)
+    if (Option.isSome(name)) yield* checkFlag("name", "name", ApiKeyCreate.fields.name, name.value)
     const apiKey = yield* withApp(
       Effect.flatMap(Effect.service(Tenants), (tenants) =>
         tenants.createKey(tenantId, { test, ...(Option.isSome(name) ? { name: name.value } : {}) })).pipe(
