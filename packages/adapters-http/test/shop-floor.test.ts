@@ -1,7 +1,8 @@
 // Shop-floor extras (issue 12): scrap reasons, good/scrap/rework quantities with running totals, operator
 // assignments and work queues, substep templates applied to operations, cell downtime and OEE, and their events.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
+import { testDatabaseKind } from "@mes/adapters-pg"
+import { client, expectDetail, expectError, type Harness, nestedJob, type Reply, startServer } from "./harness.ts"
 
 let h: Harness
 let api: ReturnType<typeof client>
@@ -29,6 +30,16 @@ const events = async (type: string) =>
   (await h.sql("SELECT data FROM event_log WHERE tenant_id = $1 AND event_type = $2 ORDER BY seq", [tenantId, type])).map((r) =>
     typeof r.data === "string" ? JSON.parse(r.data) : r.data
   ) as Array<Record<string, any>>
+
+/** A query's date or timestamp `field` outside the years 0001 to 9999: 422 with the range, as a body's timestamp. */
+const expectOutOfRange = (res: Reply, field: string, constraint: "MIN_VALUE" | "MAX_VALUE") => {
+  expectDetail(res, field, constraint)
+  expect(res.body.error.details.find((d: any) => d.field === field)).toMatchObject({
+    constraint,
+    message: `${field} must be between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z`,
+    entityType: "query"
+  })
+}
 
 describe("/api-scrap-reasons", () => {
   it("a new tenant starts with the default set, listed by code", async () => {
@@ -160,6 +171,12 @@ describe("/api-operation-quantities", () => {
     await api.post("/api-operation-quantities", { operation_id: mine.op, good: 1, recorded_at: "2026-01-05T09:00:00Z" })
     expect(await ids("from=2026-01-05&to=2026-01-06")).toBe(1)
     expectDetail(await api.get("/api-operation-quantities?from=soon"), "from", "DATE_FORMAT")
+    // a well-formed date or timestamp outside the years 0001 to 9999 (an offset may take it past an end): the range
+    expectOutOfRange(await api.get("/api-operation-quantities?from=0000-12-31"), "from", "MIN_VALUE")
+    expectOutOfRange(await api.get("/api-operation-quantities?to=10000-01-01"), "to", "MAX_VALUE")
+    expectOutOfRange(await api.get("/api-operation-quantities?to=9999-12-31T23:00:00-05:00"), "to", "MAX_VALUE")
+    expectOutOfRange(await api.get("/api-downtime?from=0001-01-01T00:30:00%2B01:00"), "from", "MIN_VALUE")
+    expect(await ids("from=0001-01-01&to=9999-12-31T23:59:59.999Z")).toBe(all + 1)
     expectError(await api.get("/api-operation-quantities?part_id=42"), 400, "BAD_REQUEST")
     expectDetail(await api.get("/api-operation-quantities?sort=bogus"), "sort", "ENUM_CONSTRAINT")
   })
@@ -428,6 +445,8 @@ describe("GET /api-oee", () => {
   it("bad queries are 422 (enum, date format, empty or too long a window), another tenant's cell 403", async () => {
     expectDetail(await oee.get("/api-oee?group_by=week"), "group_by", "ENUM_CONSTRAINT")
     expectDetail(await oee.get("/api-oee?from=yesterday"), "from", "DATE_FORMAT")
+    expectOutOfRange(await oee.get("/api-oee?from=0000-01-01&to=2026-01-01"), "from", "MIN_VALUE")
+    expectOutOfRange(await oee.get("/api-oee?to=10000-01-01"), "to", "MAX_VALUE")
     expectDetail(await oee.get("/api-oee?from=2026-01-05&to=2026-01-05"), "to", "MIN_VALUE")
     expectDetail(await oee.get("/api-oee?from=2020-01-01&to=2026-01-01&group_by=shift"), "from", "MAX_VALUE")
     expectError(await oee.get("/api-oee?cell_id=12"), 400, "BAD_REQUEST")
@@ -445,5 +464,37 @@ describe("new events are registrable", () => {
       events: ["quantity.recorded", "assignment.created", "assignment.updated", "assignment.removed", "downtime.started", "downtime.ended"]
     })
     expect(res.status).toBe(201)
+  })
+})
+
+describe("a timestamp without an offset is UTC (DECISIONS: dates and timestamps)", () => {
+  it("in a body and a query, whatever the server's time zone and the database session's", async () => {
+    const tz = process.env.TZ
+    const pglite = testDatabaseKind() === "pglite"
+    // the server's local time 5 hours behind UTC in January; PGlite's one session 9 hours ahead
+    process.env.TZ = "America/New_York"
+    if (pglite) await h.sql("SET TIME ZONE 'Asia/Tokyo'")
+    try {
+      expect(new Date(2026, 0, 2, 10).toISOString()).toBe("2026-01-02T15:00:00.000Z")
+      // read as local time, the start came after the end (422)
+      const down = await api.post("/api-downtime", { cell_id: mine.cell, reason: "Zone", start_time: "2026-01-02T10:00:00", end_time: "2026-01-02T12:00:00Z" })
+      expect(down.status).toBe(201)
+      expect(down.body.data.downtime).toMatchObject({ start_time: "2026-01-02T10:00:00.000Z", end_time: "2026-01-02T12:00:00.000Z", duration_minutes: 120 })
+      const entry = await api.post("/api-time-entries", { operation_id: mine.op2, start_time: "2026-01-02 10:00", end_time: "2026-01-02T10:30:00Z" })
+      expect(entry.body.data.time_entry).toMatchObject({ start_time: "2026-01-02T10:00:00.000Z", duration_minutes: 30 })
+      // a date alone is its UTC midnight
+      const q = (await api.post("/api-operation-quantities", { operation_id: mine.op2, good: 1, recorded_at: "2027-03-04" })).body.data.operation_quantity
+      expect(q.recorded_at).toBe("2027-03-04T00:00:00.000Z")
+      const found = async (range: string) => (await api.get(`/api-operation-quantities?operation_id=${mine.op2}&${range}`)).body.data.operation_quantities.map((x: any) => x.id)
+      expect(await found("from=2027-03-04T00:00:00&to=2027-03-04T00:00:01")).toEqual([q.id])
+      expect(await found("from=2027-03-03T23:00:00&to=2027-03-04T00:00")).toEqual([])
+      const oee = (await api.get(`/api-oee?cell_id=${mine.cell}&from=2026-01-02T10:00&to=2026-01-02T11:00:00&group_by=cell`)).body.data
+      expect(oee).toMatchObject({ from: "2026-01-02T10:00:00.000Z", to: "2026-01-02T11:00:00.000Z" })
+      expect(oee.total.unplanned_downtime_minutes).toBe(60)
+    } finally {
+      if (tz === undefined) delete process.env.TZ
+      else process.env.TZ = tz
+      if (pglite) await h.sql("RESET TIME ZONE")
+    }
   })
 })

@@ -1,9 +1,11 @@
 // Field schemas shared by every resource (spec section 2 conventions).
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
 
-// A date `YYYY-MM-DD` with an optional time of day and offset. The year may also be written with a sign or more
-// digits (ISO 8601's expanded years): such a year outside the range below is refused as out of range, not malformed.
-const ISO = /^([+-]?\d{4,})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
+// A date `YYYY-MM-DD` with an optional time of day (group 4) and offset (group 5). The year may also be written with a
+// sign or more digits (ISO 8601's expanded years): such a year outside the range below is refused as out of range, not
+// malformed.
+const ISO = /^([+-]?\d{4,})-(\d{2})-(\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 /** The year of a date or timestamp whose day is one of the (proleptic Gregorian) calendar, in any year; else undefined. */
@@ -20,16 +22,33 @@ const isoYear = (s: string): number | undefined => {
  * The dates and instants the API takes (DECISIONS: dates and timestamps): years 0001 to 9999, those PostgreSQL stores
  * (it has no year 0) and the answers write as `YYYY` (mes_ts would write 1 BC as 0001 and 10000 with five digits).
  */
-const DATE_RANGE = { first: "0001-01-01", last: "9999-12-31" } as const
-const INSTANT_RANGE = { first: "0001-01-01T00:00:00.000Z", last: "9999-12-31T23:59:59.999Z" } as const
-const FIRST_MS = Date.parse(INSTANT_RANGE.first)
-const LAST_MS = Date.parse(INSTANT_RANGE.last)
+const DATE_RANGE = { minimum: "0001-01-01", maximum: "9999-12-31" } as const
+const INSTANT_RANGE = { minimum: "0001-01-01T00:00:00.000Z", maximum: "9999-12-31T23:59:59.999Z" } as const
+const FIRST_MS = Date.parse(INSTANT_RANGE.minimum)
+const LAST_MS = Date.parse(INSTANT_RANGE.maximum)
+
+/** The message of a date or timestamp outside its range (`range`: a timestamp's unless told), in a body or a query. */
+export const isoRangeMessage = (name: string, range: { readonly minimum?: unknown; readonly maximum?: unknown } = INSTANT_RANGE) =>
+  `${name} must be between ${range.minimum} and ${range.maximum}`
 
 /**
- * The instant (ms) of a timestamp or date written as the API takes it (a date alone: its UTC midnight), a space for
- * the `T` read as the `T`: JavaScript's own reading of that form takes a year below 0100 for one of 1950 to 2049.
+ * A timestamp as the API reads it, its zone written out (DECISIONS: dates and timestamps): one without an offset is
+ * UTC, as a date alone is (its midnight). JavaScript read such a time as the server's local time and PostgreSQL as its
+ * session's time zone, so that the two could take one timestamp for different instants.
  */
-export const isoInstant = (s: string): number => Date.parse(s[10] === " " ? `${s.slice(0, 10)}T${s.slice(11)}` : s)
+const withZone = (s: string): string => {
+  const m = ISO.exec(s)
+  return m === null || m[5] !== undefined ? s : m[4] === undefined ? `${s}T00:00:00Z` : `${s}Z`
+}
+
+/**
+ * The instant (ms) of a timestamp or date written as the API takes it (see withZone), a space for the `T` read as the
+ * `T`: JavaScript's own reading of that form takes a year below 0100 for one of 1950 to 2049.
+ */
+export const isoInstant = (s: string): number => {
+  const z = withZone(s)
+  return Date.parse(z[10] === " " ? `${z.slice(0, 10)}T${z.slice(11)}` : z)
+}
 
 /** Where a date or timestamp in the API's form falls against the range: before it (-1), in it (0), after it (1). */
 const side = (s: string, instant: boolean): -1 | 0 | 1 => {
@@ -53,7 +72,7 @@ const isIsoForm = (s: string, instant: boolean): boolean => {
 
 /** The checks of a date or timestamp: its form (DATE_FORMAT, checked first), then the range (MIN_VALUE, MAX_VALUE). */
 const isoChecks = (instant: boolean, id: string, expected: string) => {
-  const payload = instant ? { minimum: INSTANT_RANGE.first, maximum: INSTANT_RANGE.last } : { minimum: DATE_RANGE.first, maximum: DATE_RANGE.last }
+  const payload = instant ? INSTANT_RANGE : DATE_RANGE
   return [
     Schema.makeFilter<string>((s) => isIsoForm(s, instant), { representation: { id, payload: {} }, expected } as any, true),
     Schema.makeFilter<string>((s) => side(s, instant) !== -1, { representation: { id: "mes/isIsoNotBefore", payload } } as any),
@@ -82,8 +101,23 @@ export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 /** A calendar date `YYYY-MM-DD` (spec 7.3 DATE_FORMAT); a full ISO timestamp is accepted and cut to its date. */
 export const IsoDate = Schema.String.check(...isoChecks(false, "mes/isIsoDate", "an ISO 8601 date"))
 
-/** An ISO 8601 timestamp (or a date: its UTC midnight) whose instant is in INSTANT_RANGE. */
-export const IsoTimestamp = Schema.String.check(...isoChecks(true, "mes/isIsoTimestamp", "an ISO 8601 timestamp"))
+/**
+ * An ISO 8601 timestamp (or a date: its UTC midnight) whose instant is in INSTANT_RANGE, decoded with its zone written
+ * out (withZone): the database reads the instant that the checks and the domain read.
+ */
+export const IsoTimestamp = Schema.String.check(...isoChecks(true, "mes/isIsoTimestamp", "an ISO 8601 timestamp")).pipe(
+  Schema.decode({ decode: SchemaGetter.transform(withZone), encode: SchemaGetter.transform((s: string) => s) })
+)
+
+/**
+ * What the API makes of a date or timestamp given outside a body (a query's bound): its instant, or the check it
+ * fails, IsoTimestamp's checks in their order: the form (DATE_FORMAT), then the range (MIN_VALUE, MAX_VALUE).
+ */
+export const readInstant = (s: string): number | "DATE_FORMAT" | "MIN_VALUE" | "MAX_VALUE" => {
+  if (!isIsoForm(s, true)) return "DATE_FORMAT"
+  const at = side(s, true)
+  return at === -1 ? "MIN_VALUE" : at === 1 ? "MAX_VALUE" : isoInstant(s)
+}
 
 /** A record of a tenant as the API shows it: its id, tenant, `fields`, and when it was created and last updated. */
 export const tenantRecord = <F extends Schema.Struct.Fields>(fields: F) =>

@@ -2,7 +2,7 @@
 // Malformed values are 400 and well-formed but out-of-range values are 422 (DECISIONS).
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { INT4_MAX, IsoDate, isoInstant, IsoTimestamp, Uuid } from "./fields.ts"
+import { INT4_MAX, isoRangeMessage, readInstant, Uuid } from "./fields.ts"
 import { CurrentTenant } from "./ports.ts"
 import { BadRequest } from "./errors.ts"
 import type { JsonSlice } from "./json.ts"
@@ -20,7 +20,7 @@ export const text = { kind: "text" } as const
 export const uuid = { kind: "uuid" } as const
 export const int = { kind: "int" } as const
 export const bool = { kind: "bool" } as const
-/** An ISO 8601 timestamp or date (a bound of a time range); anything else is 422 DATE_FORMAT. */
+/** An ISO 8601 timestamp or date (a bound of a time range); anything else is 422 (see queryInstant). */
 export const timestamp = { kind: "timestamp" } as const
 export const oneOf = (values: ReadonlyArray<string>) => ({ kind: "enum", values }) as const
 
@@ -49,12 +49,23 @@ const INT_RE = /^-?\d+$/
 
 /** The same UUID rule as request bodies (fields.ts), so a query id and a body id agree. */
 export const isUuid: (s: string) => boolean = Schema.is(Uuid)
-const isTimestamp: (s: string) => boolean = Schema.is(IsoTimestamp)
-const isDate: (s: string) => boolean = Schema.is(IsoDate)
 
 /** The instant (ms) of an ISO 8601 timestamp, or of a date `YYYY-MM-DD` (its UTC midnight); undefined otherwise. */
-export const instantOf = (v: string): number | undefined =>
-  isTimestamp(v) || (v.length === 10 && isDate(v)) ? isoInstant(v) : undefined
+export const instantOf = (v: string): number | undefined => {
+  const t = readInstant(v)
+  return typeof t === "number" ? t : undefined
+}
+
+/**
+ * A date or timestamp bound `name` of a query (a list filter, the OEE window): its instant, or its 422 detail:
+ * DATE_FORMAT when it is none, and a year outside 0001 to 9999 (or an offset past either end) MIN_VALUE / MAX_VALUE
+ * with the range, as a body's timestamp (DECISIONS: dates and timestamps).
+ */
+export const queryInstant = (name: string, v: string): number | ValidationDetail => {
+  const t = readInstant(v)
+  if (typeof t === "number") return t
+  return detail("query", {}, [name], t, t === "DATE_FORMAT" ? `${name} must be an ISO 8601 date or timestamp` : isoRangeMessage(name), v)
+}
 
 /** Decodes a `?id=` parameter: missing is 422, not a UUID is 400. */
 export const requireId = (raw: Readonly<Record<string, string>>, name = "id") =>
@@ -129,9 +140,9 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
           break
         }
         case "timestamp": {
-          const t = instantOf(v)
-          if (t === undefined) bad(name, "DATE_FORMAT", `${name} must be an ISO 8601 date or timestamp`, v)
-          else filters[name] = new Date(t).toISOString()
+          const t = queryInstant(name, v)
+          if (typeof t === "number") filters[name] = new Date(t).toISOString()
+          else details.push(t)
           break
         }
         case "bool":

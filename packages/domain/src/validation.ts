@@ -6,6 +6,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationFailed } from "./errors.ts"
+import { isoRangeMessage } from "./fields.ts"
 
 export type Constraint =
   | "NOT_NULL"
@@ -162,7 +163,7 @@ const expected = (ast: SchemaAST.AST): string => {
 const filterMessage = (constraint: Constraint, name: string, rep: { id?: string; payload?: Record<string, unknown> } | undefined): string => {
   const p = rep?.payload ?? {}
   // a date or timestamp outside the years the API takes: the range, whichever end it is past
-  if (rep?.id === "mes/isIsoNotBefore" || rep?.id === "mes/isIsoNotAfter") return `${name} must be between ${p.minimum} and ${p.maximum}`
+  if (rep?.id === "mes/isIsoNotBefore" || rep?.id === "mes/isIsoNotAfter") return isoRangeMessage(name, p)
   switch (constraint) {
     case "MIN_LENGTH":
       return `${name} must have a length of at least ${p.minLength}`

@@ -20,6 +20,7 @@ import {
   OperationCreate,
   OperationPatch,
   PartCreate,
+  queryInstant,
   renameAliases,
   TimeEntryCreate,
   unstorableDetails,
@@ -518,6 +519,61 @@ describe("decodeInput: job create (spec 7.3)", () => {
       expect(instantOf("0001-01-01")).toBe(Date.parse("0001-01-01T00:00:00Z"))
       expect(instantOf("0000-01-01")).toBeUndefined()
       expect(instantOf("9999-12-31T23:00:00-05:00")).toBeUndefined()
+    })
+
+    it("a query's date or timestamp outside them is the range as well, MIN_VALUE / MAX_VALUE; one that is none DATE_FORMAT", () => {
+      const range = "must be between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z"
+      for (const [value, constraint] of [
+        ["0000-12-31", "MIN_VALUE"],
+        ["-0001-01-01T00:00:00Z", "MIN_VALUE"],
+        ["0001-01-01T00:30:00+01:00", "MIN_VALUE"],
+        ["10000-01-01", "MAX_VALUE"],
+        ["9999-12-31T23:00:00-05:00", "MAX_VALUE"]
+      ] as const) {
+        expect(queryInstant("from", value), value).toEqual({ field: "from", message: `from ${range}`, value, constraint, entityType: "query", entityIndex: 0 })
+      }
+      for (const value of ["soon", "2026-02-30", "+2026-01-01"]) {
+        expect(queryInstant("to", value), value).toEqual({
+          field: "to", message: "to must be an ISO 8601 date or timestamp", value, constraint: "DATE_FORMAT", entityType: "query", entityIndex: 0
+        })
+      }
+      expect(queryInstant("to", "9999-12-31T23:59:59.999Z")).toBe(Date.parse("9999-12-31T23:59:59.999Z"))
+    })
+  })
+
+  describe("a timestamp without an offset is UTC (DECISIONS: dates and timestamps)", () => {
+    const decodeEntry = decodeInput(TimeEntryCreate, "time_entry")
+    const start = (start_time: string) => Effect.runSync(decodeEntry({ operation_id: "01a2384f-e23a-7c5b-9b1f-cd8453a71487", start_time })).start_time
+    /** `f` with the process's local time 5 hours behind UTC (in January), 4 in summer. */
+    const inNewYork = (f: () => void) => {
+      const tz = process.env.TZ
+      process.env.TZ = "America/New_York"
+      try {
+        expect(new Date(2026, 0, 2, 10).toISOString()).toBe("2026-01-02T15:00:00.000Z")
+        f()
+      } finally {
+        if (tz === undefined) delete process.env.TZ
+        else process.env.TZ = tz
+      }
+    }
+
+    it("is read as UTC, not as the process's local time", () =>
+      inNewYork(() => {
+        expect(instantOf("2026-01-02T10:00:00")).toBe(Date.parse("2026-01-02T10:00:00Z"))
+        expect(instantOf("2026-07-02 10:00")).toBe(Date.parse("2026-07-02T10:00:00Z"))
+        expect(instantOf("0050-06-01 12:00:00.5")).toBe(Date.parse("0050-06-01T12:00:00.500Z"))
+        expect(instantOf("2026-01-02")).toBe(Date.parse("2026-01-02T00:00:00Z"))
+        // the range by the UTC instant: read as local time, the last millisecond was 5 hours past it
+        expect(start("9999-12-31T23:59:59.999")).toBe("9999-12-31T23:59:59.999Z")
+        expect(queryInstant("to", "9999-12-31T23:59:59.999")).toBe(Date.parse("9999-12-31T23:59:59.999Z"))
+      }))
+
+    it("is decoded with its zone written out, so that the database reads the same instant whatever its session's zone", () => {
+      expect(start("2026-01-02T10:00:00")).toBe("2026-01-02T10:00:00Z")
+      expect(start("2026-01-02 10:00")).toBe("2026-01-02 10:00Z")
+      expect(start("0001-01-01T00:00:00.000001")).toBe("0001-01-01T00:00:00.000001Z")
+      expect(start("2026-01-02")).toBe("2026-01-02T00:00:00Z")
+      for (const given of ["2026-01-02T10:00:00Z", "2026-01-02T10:00:00+02:00", "2026-01-02 10:00-02:30"]) expect(start(given)).toBe(given)
     })
   })
 

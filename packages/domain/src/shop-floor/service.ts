@@ -9,7 +9,7 @@ import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
 import { isoInstant, PositiveInt } from "../fields.ts"
 import { CurrentTenant, References } from "../ports.ts"
-import { instantOf, requireId } from "../query.ts"
+import { queryInstant, requireId } from "../query.ts"
 import { checkOwner, ensureOwned, type Reference } from "../references.ts"
 import { decodeInput, detail, failIfAny, type ValidationDetail } from "../validation.ts"
 import {
@@ -418,9 +418,10 @@ export class OeeReports extends Context.Service<OeeReports, {
     const isGroupBy = (s: string): s is OeeGroupBy => (OeeGroupBySchema.literals as ReadonlyArray<string>).includes(s)
     const instant = (raw: string | undefined, field: string, fallback: number, details: Array<ValidationDetail>) => {
       if (raw === undefined || raw === "") return fallback
-      const t = instantOf(raw)
-      if (t === undefined) details.push(detail(OEE_QUERY, {}, [field], "DATE_FORMAT", `${field} must be an ISO 8601 date or timestamp`, raw))
-      return t ?? NaN
+      const t = queryInstant(field, raw)
+      if (typeof t === "number") return t
+      details.push(t)
+      return NaN
     }
     return OeeReports.of({
       report: (query) =>
