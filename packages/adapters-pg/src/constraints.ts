@@ -114,6 +114,13 @@ export const mapConstraints = mapWith({})
 /** mapConstraints for a part's delete, whose operations' dependants refuse it: "part cannot be deleted: one of its operations has …". */
 export const mapPartDeleteConstraints = mapWith(operationRefusals((fact) => `part cannot be deleted: one of its operations ${fact}`))
 
+/**
+ * mapConstraints for a job sync. jobs_pkey: the job it found by its external key was deleted while the sync waited for
+ * that delete to end; the key was then free (its index holds live jobs only), and the insert in its place took the
+ * deleted job's id. Nothing was written: 409, retry it; retried, the sync is answered as after the delete (0040).
+ */
+export const mapJobSyncConstraints = mapWith({ jobs_pkey: conflicts.mes_conflict! })
+
 /** Check constraints a PATCH can break through values it does not give (the stored ones): 422, as their create rules. */
 const checks: Record<string, { readonly entity: string; readonly field: string; readonly constraint: "NOT_NULL" | "MIN_VALUE"; readonly message: string }> = {
   operation_quantities_scrap_reason_check: {

@@ -68,6 +68,38 @@ export const liveCondition: Record<ReferenceTable, (alias: string) => string> = 
        WHERE p.tenant_id = ${a}.tenant_id AND p.id = ${a}.part_id AND j.deleted_at IS NULL)`
 }
 
+const jobOfOperation = (operation: string, tenant: string) =>
+  `(SELECT p.job_id FROM operations o JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
+     WHERE o.tenant_id = ${tenant} AND o.id = ${operation})`
+const jobOfPart = (part: string, tenant: string) => `(SELECT p.job_id FROM parts p WHERE p.tenant_id = ${tenant} AND p.id = ${part})`
+
+/** The job a row of `table` is under (SQL over the alias), for the tables whose rows are gone with a soft-deleted job. */
+const jobOf: Partial<Record<ReferenceTable, (alias: string) => string>> = {
+  parts: (a) => `${a}.job_id`,
+  operations: (a) => jobOfPart(`${a}.part_id`, `${a}.tenant_id`),
+  time_entries: (a) => jobOfOperation(`${a}.operation_id`, `${a}.tenant_id`),
+  issues: (a) => jobOfOperation(`${a}.operation_id`, `${a}.tenant_id`),
+  substeps: (a) => jobOfOperation(`${a}.operation_id`, `${a}.tenant_id`),
+  operation_quantities: (a) => jobOfOperation(`${a}.operation_id`, `${a}.tenant_id`),
+  part_images: (a) => jobOfPart(`${a}.part_id`, `${a}.tenant_id`),
+  assignments: (a) => `(mes_assignment_job(${a})).id`
+}
+
+/**
+ * liveCondition for a write: the row's job share-locked first and found live after the lock (mes_job_live, migration
+ * 0040), so that the write and the job's delete (which locks the job first, FOR NO KEY UPDATE) meet at the job's row.
+ * A write that waited for a delete that committed finds the job deleted and writes nothing. Tables whose rows are not
+ * under a job, and jobs themselves (a job's own write locks its row as the delete does): liveCondition. `reference`:
+ * the row is referenced, not written (a job too is share-locked then: a part created under it).
+ */
+export const liveAfterJobLock = (table: ReferenceTable, alias: string, o: { readonly reference?: boolean } = {}) => {
+  const job = table === "jobs" && o.reference === true ? `${alias}.id` : jobOf[table]?.(alias)
+  return job === undefined
+    ? liveCondition[table](alias)
+    // an assignment to a cell is under no job
+    : `${table === "assignments" ? "coalesce(" : "("}mes_job_live(${alias}.tenant_id, ${job})${table === "assignments" ? ", true)" : ")"}`
+}
+
 /**
  * One record by id, in one query: its owning tenant (whoever it is) and, when that is `tenantId`,
  * its JSON. `json` overrides the record expression (e.g. a job with its parts and operations).

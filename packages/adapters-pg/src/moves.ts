@@ -19,7 +19,7 @@ import {
 } from "@mes/domain"
 import { type Column, fieldOf } from "./catalog.ts"
 import { type EventSource, insertEvents } from "./events.ts"
-import { liveCondition, recordJson } from "./json.ts"
+import { liveAfterJobLock, liveCondition, recordJson } from "./json.ts"
 import { missingReferences } from "./stores/common.ts"
 import { givenKeys, ident, literal, shapeKey, statementCache, textArray } from "./sql-text.ts"
 
@@ -62,6 +62,8 @@ export interface WriteOptions {
   readonly columns: ReadonlyArray<Column>
   /** Tables the references in $4 may name (a reference to any other table counts as missing). */
   readonly refTables?: ReadonlyArray<ReferenceTable>
+  /** The references are checked with the statement's snapshot, not after their jobs' share lock (missingReferences). */
+  readonly snapshotRefs?: boolean
   /** Further CTEs after the write (`m`), e.g. time entries; they may reference m. */
   readonly ctes?: ReadonlyArray<readonly [string, string]>
   /** Further values of the answer row. */
@@ -121,7 +123,7 @@ WITH ow AS (SELECT t.tenant_id, ${
   o.current !== undefined ? `t.${ident(o.current)}::text AS status` : o.columns.some((c) => c.name === "status") ? "t.status" : "NULL::text AS status"
 }
             FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")})
-    , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [])})
+    , bad AS (${missingReferences("$4::jsonb", "$1", o.refTables ?? [], undefined, { snapshot: o.snapshotRefs })})
 ${moreCtes(o.checks)}`
 
 /**
@@ -129,12 +131,13 @@ ${moreCtes(o.checks)}`
  * `previous` over the row before the write); `guard` is a further condition on that row. prev locks the row before
  * anything reads what hangs on it (ARCHITECTURE 2, "One statement reads with one snapshot"), FOR NO KEY UPDATE as the
  * UPDATE would: FOR UPDATE also waited for the key-share lock of a concurrent insert referencing the row (a time
- * entry), which deadlocked when that insert's transaction then locked it too.
+ * entry), which deadlocked when that insert's transaction then locked it too. A row under a job has its job
+ * share-locked before (liveAfterJobLock): a job's delete committed meanwhile leaves nothing to write.
  */
 const lockThenUpdate = (o: WriteOptions, sets: ReadonlyArray<string>, previous: string, guard = "true") => `
 , prev AS (
   SELECT t.id, ${previous} AS previous FROM ${o.table} t
-  WHERE t.tenant_id = $1 AND t.id = $2 AND ${guard} AND ${liveCondition[o.table]("t")}
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${guard} AND ${liveAfterJobLock(o.table, "t")}
     AND NOT EXISTS (SELECT 1 FROM bad)
   FOR NO KEY UPDATE OF t
 )
@@ -169,7 +172,7 @@ export const updateStatement = (
 , m AS (
   UPDATE ${o.table} t SET ${sets.join(", ")}
   FROM jsonb_populate_record(null::${o.table}, $3::jsonb) r
-  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} AND ${o.guard ?? "true"} AND NOT EXISTS (SELECT 1 FROM bad)
+  WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveAfterJobLock(o.table, "t")} AND ${o.guard ?? "true"} AND NOT EXISTS (SELECT 1 FROM bad)
   RETURNING t.*, ${recordJson(o.table, "t")} AS json, NULL::text AS previous
 )`
     : lockThenUpdate(o, sets, `t.${ident(o.previous.column)}::text`, o.guard)
@@ -230,7 +233,7 @@ export const createStatement = (o: WriteOptions & { readonly given: ReadonlyArra
   const cols = [...new Set([...o.given, ...Object.keys(values)])]
   const events = o.events.map((event): EventSource => ({ event, from: "m", payload: payloadOf(o, "m") }))
   return `
-WITH bad AS (${missingReferences("$2::jsonb", "$3::uuid", o.refTables ?? [])})
+WITH bad AS (${missingReferences("$2::jsonb", "$3::uuid", o.refTables ?? [], undefined, { snapshot: o.snapshotRefs })})
 ${moreCtes(o.createChecks?.ctes)}
 , m AS (
   INSERT INTO ${o.table} AS t (${cols.map(ident).join(", ")})
@@ -358,7 +361,7 @@ export const recordWrites = <T>(
       const json = events.length > 0 ? `, ${recordJson(o.table, "t")} AS json` : ""
       const statement = cached(`remove ${events.map((e) => e.type).join(",")} ${column ?? ""}`, () => `
           WITH ow AS (SELECT t.tenant_id FROM ${o.table} t WHERE t.id = $2 AND ${liveCondition[o.table]("t")}),
-          d AS (DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveCondition[o.table]("t")} RETURNING t.*${json})
+          d AS (DELETE FROM ${o.table} t WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveAfterJobLock(o.table, "t")} RETURNING t.*${json})
           ${events.length > 0 ? `, ${insertEvents("$1", events.map((event): EventSource => ({ event, from: "d", payload: payloadOf(o, "d") })))}` : ""}
           SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed${column === undefined ? "" : `, (SELECT d.${ident(column)}::text FROM d) AS value`}`)
       return sql.unsafe<{ owner: string | null; removed: boolean; value?: string | null }>(statement, [tenantId, id]).pipe(

@@ -174,6 +174,8 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["operations"],
+    // the append meets a job's delete itself (liveJobs): the references are checked with the statement's snapshot
+    snapshotRefs: true,
     guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${inBatches()})`,
     ctes: [["bo", `SELECT mes_append_batch_operations($1, m.id, ${liveJobs("$1", "$7")}) AS ids FROM m`]],
     select: [["held", `ARRAY(${inBatches("<>")})`], ["held_here", `ARRAY(${inBatches("=")})`], ["operation_ids", "(SELECT ids FROM bo)"]]
@@ -185,6 +187,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["operations", "cells", "batches"],
+    snapshotRefs: true,
     insertValues: insertDefaults({ batch_type: "'general'", status: "'draft'" }),
     createChecks: {
       ctes: [

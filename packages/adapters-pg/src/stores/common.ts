@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { References, type ReferenceTable, Tx } from "@mes/domain"
-import { liveCondition } from "../json.ts"
+import { liveAfterJobLock, liveCondition } from "../json.ts"
 import { arrayParam } from "../sql-text.ts"
 
 /** `%text%` for ILIKE with the pattern characters of the input escaped. */
@@ -70,13 +70,24 @@ const perRecord = (source: PlanSource) =>
  * The indexes `i` of references (`refs`: a jsonb array of {i, tbl, id}) that are not live rows of
  * the tenant: a reference check that rides along in a write's statement (spec 2.3, DECISIONS: 422).
  * With a per-record `source`, `refs` is an expression over its rows and each row says its record `k`.
+ * A job, part or operation (a record under a job) is checked after a share lock on its job (liveAfterJobLock,
+ * migration 0040): a write under a record whose job a concurrent delete removed finds it missing, as it would after
+ * the delete. `snapshot`: checked with the statement's snapshot instead (a batch append meets the delete itself, 0039).
  */
-export const missingReferences = (refs: string, tenant: string, tables: ReadonlyArray<ReferenceTable>, source: PlanSource = ONE_PLAN) =>
+export const missingReferences = (
+  refs: string,
+  tenant: string,
+  tables: ReadonlyArray<ReferenceTable>,
+  source: PlanSource = ONE_PLAN,
+  o: { readonly snapshot?: boolean | undefined } = {}
+) =>
   `SELECT ${perRecord(source).key}r.i FROM ${perRecord(source).from}jsonb_to_recordset(${refs}) r (i int, tbl text, id uuid)
    WHERE NOT ${
     tables.length === 0 ? "false" : `CASE r.tbl ${
       tables.map((t) =>
-        `WHEN '${t}' THEN EXISTS (SELECT 1 FROM ${t} x WHERE x.tenant_id = ${tenant} AND x.id = r.id AND ${liveCondition[t]("x")})`
+        `WHEN '${t}' THEN EXISTS (SELECT 1 FROM ${t} x WHERE x.tenant_id = ${tenant} AND x.id = r.id AND ${
+          o.snapshot === true ? liveCondition[t]("x") : liveAfterJobLock(t, "x", { reference: true })
+        })`
       ).join(" ")
     } ELSE false END`
   }`

@@ -9,7 +9,7 @@ import {
   type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonChunks, type NestedJobPlan, type NestedJobResult } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
-import { mapConstraints } from "../constraints.ts"
+import { mapConstraints, mapJobSyncConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { arrayParam, statementCache } from "../sql-text.ts"
 import { contains, materialsDiffer, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, planElements } from "./common.ts"
@@ -313,7 +313,7 @@ export const JobStorePg = Layer.effect(JobStore, Effect.gen(function*() {
             ? { _tag: "Synced", id: r.id, action: r.action!, inserted: r.inserted }
             : { _tag: "Refused", missingRefs: r.missing_refs, missingCells: r.missing_cells, partsElsewhere: r.elsewhere, operationsElsewhere: r.moved, materialsDiffer: materialsDiffer(r) }
         )
-      }).pipe(mapConstraints)
+      }).pipe(mapJobSyncConstraints)
     },
 
     syncedUnchanged: (tenantId, keys) =>

@@ -27,7 +27,7 @@ import {
 import { Catalog, fieldOf } from "../catalog.ts"
 import { mapConstraints } from "../constraints.ts"
 import { insertEvents } from "../events.ts"
-import { liveCondition } from "../json.ts"
+import { liveAfterJobLock, liveCondition } from "../json.ts"
 import { recordWrites, writtenWith } from "../moves.ts"
 import { contains, uuidArray } from "./common.ts"
 import { crudStorePg } from "./crud.ts"
@@ -149,10 +149,13 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
     select: [["items", "'[' || coalesce((SELECT string_agg(it.json, ',' ORDER BY it.sequence) FROM it), '') || ']'"]]
   })
   const substepField = fieldOf(catalog.columns("substeps"), "m")
-  // the owners of both ids and the template's state ride along: one statement answers 404 / 403 / 409 or the substeps
+  // the owners of both ids and the template's state ride along: one statement answers 404 / 403 / 409 or the substeps;
+  // the caller's operation is found after its job's share lock (liveAfterJobLock, migration 0040), so that an apply
+  // that waited for its job's delete finds it gone (404) and adds nothing
   const applyStatement = `
     WITH tw AS (SELECT t.tenant_id, t.active FROM substep_templates t WHERE t.id = $2),
-    ow AS (SELECT o.tenant_id FROM operations o WHERE o.id = $3 AND ${liveCondition.operations("o")}),
+    ow AS (SELECT o.tenant_id FROM operations o WHERE o.id = $3 AND ${liveCondition.operations("o")}
+      AND (o.tenant_id <> $1 OR ${liveAfterJobLock("operations", "o")})),
     base AS (SELECT coalesce(max(s.sequence), 0) AS top FROM substeps s WHERE s.tenant_id = $1 AND s.operation_id = $3),
     m AS (
       INSERT INTO substeps AS s (tenant_id, id, operation_id, description, sequence)

@@ -230,7 +230,11 @@ x AS MATERIALIZED (
   FROM rec
   ${stored("parts", "p", "rec.v->'part'")}
   CROSS JOIN LATERAL (SELECT ${synced("parts", "s.row", materials ? partMaterials.filled("rec.v->'part'") : "rec.v->'part'")} OFFSET 0) y (r)
-  LEFT JOIN jobs owner ON ${keyOf("owner", src, "(rec.v->>'job_external_id')")} AND owner.deleted_at IS NULL${
+  -- the owner job found after its share lock (mes_job_live, migration 0040): one deleted meanwhile is no owner (OFFSET 0:
+  -- looked up per record, never a scan that locks the tenant's jobs)
+  LEFT JOIN LATERAL (
+    SELECT j.id FROM jobs j WHERE ${keyOf("j", src, "(rec.v->>'job_external_id')")} AND j.deleted_at IS NULL AND mes_job_live($2, j.id) OFFSET 0
+  ) owner ON true${
     parents ? `
   LEFT JOIN LATERAL (${parentIn("$2", "owner.id", "(rec.v->'parent'->>'id')", "(rec.v->'parent'->>'number')")}) par ON ${names}` : ""
   }
@@ -304,7 +308,10 @@ x AS MATERIALIZED (
   FROM rec
   ${stored("operations", "o", "rec.v->'operation'")}
   CROSS JOIN LATERAL (SELECT ${synced("operations", "s.row", "rec.v->'operation'")} OFFSET 0) y (r)
-  LEFT JOIN parts owner ON ${keyOf("owner", src, "(rec.v->>'part_external_id')")}
+  -- the owner part, of a live job (found after the job's share lock, mes_job_live, migration 0040; OFFSET 0: per record)
+  LEFT JOIN LATERAL (
+    SELECT p.id FROM parts p WHERE ${keyOf("p", src, "(rec.v->>'part_external_id')")} AND mes_job_live($2, p.job_id) OFFSET 0
+  ) owner ON true
   LEFT JOIN cells cell ON cell.tenant_id = $2 AND cell.name = rec.v->>'cell_name'
 ),
 ok AS MATERIALIZED (

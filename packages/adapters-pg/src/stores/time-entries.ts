@@ -9,7 +9,7 @@ import { withoutDoc } from "../rows.ts"
 import { arrayParam, ident, shapeKey, statementCache } from "../sql-text.ts"
 import { missingReferences } from "./common.ts"
 import { listPage } from "./crud.ts"
-import { liveCondition, readOwned } from "../json.ts"
+import { liveAfterJobLock, liveCondition, readOwned } from "../json.ts"
 
 const sort = {
   start_time: "e.start_time",
@@ -62,15 +62,21 @@ const written = ([row]: ReadonlyArray<WriteRow>): EntryWrite => {
   }
 }
 
-// the entry's tenant, whichever it is (404 / 403), and its operation locked when the tenant is the caller's: every
-// writer of an operation's entries holds the operation first (DECISIONS: time entries), so they stay as read below
+/**
+ * The operation `operation` of the tenant $1, locked: every writer of an operation's entries holds the operation first
+ * (DECISIONS: time entries), so they stay as read after it; and before it its job, share-locked and found live after
+ * that lock (liveAfterJobLock, migration 0040): a job's delete committed meanwhile leaves no operation to write under.
+ */
+const locked = (operation: string) => `l AS (SELECT o.id, o.status FROM operations o
+        WHERE o.tenant_id = $1 AND o.id = ${operation} AND ${liveAfterJobLock("operations", "o")} FOR NO KEY UPDATE)`
+
+// the entry's tenant, whichever it is (404 / 403), and its operation locked when the tenant is the caller's
 const OWNER_AND_LOCK = `ow AS (SELECT t.tenant_id, t.operation_id FROM time_entries t WHERE t.id = $2 AND ${liveCondition.time_entries("t")})
-, l AS (SELECT o.id, o.status FROM operations o
-        WHERE o.tenant_id = $1 AND o.id = (SELECT ow.operation_id FROM ow WHERE ow.tenant_id = $1) FOR NO KEY UPDATE)`
+, ${locked("(SELECT ow.operation_id FROM ow WHERE ow.tenant_id = $1)")}`
 
 // $2 the entry's values, $3 the references, $4 the statuses closed to an open entry
 const CREATE = `WITH r AS (SELECT * FROM jsonb_populate_record(null::time_entries, $2::jsonb))
-, l AS (SELECT o.id, o.status FROM operations o WHERE o.tenant_id = $1 AND o.id = (SELECT r.operation_id FROM r) FOR NO KEY UPDATE)
+, ${locked("(SELECT r.operation_id FROM r)")}
 , bad AS (${missingReferences("$3::jsonb", "$1", ["operations", "profiles"])})
 , w AS (SELECT r.*, r.end_time IS NULL AS opens, coalesce(r.end_time < r.start_time, false) AS backwards FROM r)
 , m AS (INSERT INTO time_entries (tenant_id, id, operation_id, user_id, start_time, end_time, duration_minutes)
@@ -99,7 +105,8 @@ const REMOVE = `WITH ${OWNER_AND_LOCK}
 , m AS (DELETE FROM time_entries t USING l WHERE t.tenant_id = $1 AND t.id = $2 AND t.operation_id = l.id RETURNING t.id, t.operation_id)
 , o AS (UPDATE operations o SET actual_time = mes_ended_minutes(o.tenant_id, o.id, m.id), updated_at = now()
         FROM m WHERE o.tenant_id = $1 AND o.id = m.operation_id RETURNING 1)
-SELECT (SELECT tenant_id FROM ow) AS owner_id`
+-- the caller's entry that was not deleted (its job's delete won the lock) is not found, as after that delete
+SELECT (SELECT tenant_id FROM ow WHERE tenant_id <> $1 OR EXISTS (SELECT 1 FROM m)) AS owner_id`
 
 export const TimeEntryStorePg = Layer.effect(TimeEntryStore, Effect.gen(function*() {
   const sql = yield* SqlClient
