@@ -168,17 +168,27 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   // one of them, its references the tenant's and none of the operations in a batch (another: `held`; this one already:
   // `held_here`); the operations appended by a function that reads the last sequence after the batch's lock (migration
   // 0031), answering all of them in order
-  const inBatches = (batch?: "<>" | "=") => `SELECT bo.operation_id FROM batch_operations bo
+  const inBatches = (batch?: "<>") => `SELECT bo.operation_id FROM batch_operations bo
     WHERE bo.tenant_id = $1 AND bo.operation_id = ANY ($7::uuid[])${batch === undefined ? "" : ` AND bo.batch_id ${batch} $2`}`
+  // Those already in this batch, read by mes_batch_operations (0033), whose query has a snapshot of its own: it sees an
+  // add of the same operation that held the batch's lock and committed meanwhile. In the guard, over the batch's row,
+  // it is checked again on the row that wait found, and nothing is written (the append met batch_operations_pkey, an
+  // unnamed 409); `held_here` is read only when nothing was written, after that wait, and names them.
+  const inThisBatch = (batch: string) =>
+    `SELECT h.operation_id FROM mes_batch_operations($1, ${batch}) h WHERE h.operation_id = ANY ($7::uuid[])`
   const adds = recordWrites<Batch>(sql, {
     table: "batches",
     columns: catalog.columns("batches"),
     refTables: ["operations"],
     // the append meets a job's delete itself (liveJobs): the references are checked with the statement's snapshot
     snapshotRefs: true,
-    guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${inBatches()})`,
+    guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${inBatches()}) AND NOT EXISTS (${inThisBatch("t.id")})`,
     ctes: [["bo", `SELECT mes_append_batch_operations($1, m.id, ${liveJobs("$1", "$7")}) AS ids FROM m`]],
-    select: [["held", `ARRAY(${inBatches("<>")})`], ["held_here", `ARRAY(${inBatches("=")})`], ["operation_ids", "(SELECT ids FROM bo)"]]
+    select: [
+      ["held", `ARRAY(${inBatches("<>")})`],
+      ["held_here", `CASE WHEN m.id IS NULL THEN ARRAY(${inThisBatch("$2")}) END`],
+      ["operation_ids", "(SELECT ids FROM bo)"]
+    ]
   })
 
   // a create ($4 the operation ids, $5 dry run): its number free, its references the tenant's, its operations in no
@@ -259,7 +269,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
           current: (row.current ?? undefined) as BatchStatus | undefined,
           missingRefs: row.missing_refs,
           held: row.held as ReadonlyArray<string>,
-          heldHere: row.held_here as ReadonlyArray<string>,
+          heldHere: (row.held_here ?? []) as ReadonlyArray<string>,
           batch: withOperations(row)
         })),
         mapConstraints
