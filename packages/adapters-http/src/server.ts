@@ -59,6 +59,11 @@ export interface ApiReply {
   readonly data: unknown
   /** A response of its own (a download, a stream) instead of `data` in the envelope. */
   readonly response?: HttpServerResponse.HttpServerResponse
+  /**
+   * What a read's ETag covers when `data` also holds what is made anew on every read (a part image's signed URL),
+   * so that If-Match can name it; such a read is never 304 (the copy a client holds has an older URL). Default: `data`.
+   */
+  readonly version?: unknown
 }
 
 /** A resource whose PATCH honours If-Match: its table, and its read of one record (GET ?id=). */
@@ -158,10 +163,23 @@ const etagOf = (body: Uint8Array) => `"${createHash("sha256").update(body).diges
 const namesTag = (header: string, etag: string, comparison: "strong" | "weak") =>
   header.split(",").map((t) => t.trim()).some((t) => t === "*" || (comparison === "weak" ? t.replace(/^W\//, "") : t) === etag)
 
-/** Tables of the resources whose PATCH honours If-Match (their GET ?id= carries the ETag), by group: every exported entity's. */
-const versionedTables: Readonly<Record<string, ReferenceTable>> = Object.fromEntries(
-  Object.entries(EXPORT_ENTITIES).map(([entity, table]) => [entity.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()), table])
-)
+/**
+ * The table of each group's records, for the If-Match of its PATCH (locked, then read again with its GET ?id=):
+ * every exported entity's, and the others. Every group with a PATCH must be named here, else the server does not
+ * start (`routes`), so no PATCH answers an ETag and ignores If-Match.
+ */
+const versionedTables: Readonly<Record<string, ReferenceTable>> = {
+  ...Object.fromEntries(
+    Object.entries(EXPORT_ENTITIES).map(([entity, table]) => [entity.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()), table])
+  ),
+  scrapReasons: "scrap_reasons",
+  quantities: "operation_quantities",
+  assignments: "assignments",
+  templates: "substep_templates",
+  templateItems: "substep_template_items",
+  downtime: "downtime",
+  partImages: "part_images"
+}
 
 /** What makes two requests "the same" for an Idempotency-Key: method, path with query, and body. */
 const fingerprintOf = (method: string, url: string, body: string) =>
@@ -396,6 +414,10 @@ export const routes = <R>(
     if (missing.length > 0) {
       return yield* Effect.die(new Error(`no handler for ${missing.map((e) => `${e.group}.${e.name}`).join(", ")}`))
     }
+    const unversioned = all.filter((e) => e.method === "PATCH" && (versionedTables[e.group] === undefined || handlers[`${e.group}.list`] === undefined))
+    if (unversioned.length > 0) {
+      return yield* Effect.die(new Error(`no table or read for the If-Match of ${unversioned.map((e) => `${e.group}.${e.name}`).join(", ")}`))
+    }
 
     /** spec 7.4: a malformed query is 400 before authentication; range and enum checks stay 422 after it. */
     const malformedQuery = (query: Record<string, string>, spec: ListSpec<any, string> | undefined) => {
@@ -418,7 +440,7 @@ export const routes = <R>(
       Option.isNone(tx) ? write : tx.value.transaction(Effect.gen(function*() {
         yield* tx.value.lockRows(versioned.table, [id])
         const current = yield* versioned.read({ query: { id }, body: undefined })
-        if (!namesTag(ifMatch, etagOf(successBytes(current.data)), "strong")) {
+        if (!namesTag(ifMatch, etagOf(successBytes(current.version ?? current.data)), "strong")) {
           return yield* new PreconditionFailed({ message: "The record changed since the version named in If-Match; read it again (GET ?id=) for its current ETag" })
         }
         return yield* write
@@ -456,6 +478,7 @@ export const routes = <R>(
         }
         let limit: RateLimitInfo | undefined
         let tenantId = ""
+        let version: unknown = undefined
         const response = yield* authenticate(access, credentialsOf(request.headers)).pipe(
           Effect.flatMap((caller) => Effect.gen(function*() {
             tenantId = caller.id
@@ -464,9 +487,12 @@ export const routes = <R>(
             const run = versioned !== undefined && ifMatch !== undefined && query.id !== undefined
               ? guarded(handler({ query, body }), query.id, ifMatch, versioned)
               : handler({ query, body })
-            const write = Effect.map(run, (reply): KeptReply | ApiReply =>
-              reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data, nodeResponse && buffers.take, true) })
-            const once = idempotencyKey === undefined || Option.isNone(idempotency)
+            const write = Effect.map(run, (reply): KeptReply | ApiReply => {
+              version = reply.version
+              return reply.response !== undefined ? reply : { status: reply.status, body: successBytes(reply.data, nodeResponse && buffers.take, true) }
+            })
+            // keys are a tenant's: a service-level caller's (the monthly task) is ignored, as there is no tenant to keep it for
+            const once = idempotencyKey === undefined || caller.via === "service" || Option.isNone(idempotency)
               ? Effect.map(write, (reply) => ({ replayed: false, reply }))
               : idempotency.value.once(caller.id, idempotencyKey, fingerprintOf(request.method, request.url, bodyText), write as Effect.Effect<KeptReply, DomainError, R | CurrentTenant>)
             return yield* once.pipe(Effect.provideService(CurrentTenant, caller))
@@ -482,9 +508,11 @@ export const routes = <R>(
             if (nodeResponse !== undefined) buffers.giveBackAfter(nodeResponse, body)
             // a read of one record carries its version for a later If-Match, and answers 304 without the record
             // when If-None-Match names that version (a client's cached copy is current)
-            const etag = request.method === "GET" && query.id !== undefined && reply.status === 200 ? etagOf(body) : undefined
+            const etag = request.method === "GET" && query.id !== undefined && reply.status === 200
+              ? etagOf(version === undefined ? body : successBytes(version))
+              : undefined
             const cached = request.headers["if-none-match"]
-            if (etag !== undefined && cached !== undefined && namesTag(cached, etag, "weak")) {
+            if (etag !== undefined && version === undefined && cached !== undefined && namesTag(cached, etag, "weak")) {
               return HttpServerResponse.empty({ status: 304, headers: { ...CORS_HEADERS, etag } })
             }
             return bytes(reply.status, body, {
@@ -517,7 +545,7 @@ export const routes = <R>(
       const withBody = e.method === "POST" || e.method === "PUT" || e.method === "PATCH"
       const table = versionedTables[e.group]
       const read = handlers[`${e.group}.list`]
-      const versioned = e.name === "update" && table !== undefined && read !== undefined ? { table, read } : undefined
+      const versioned = e.method === "PATCH" && table !== undefined && read !== undefined ? { table, read } : undefined
       const path = e.path as `/${string}`
       byPath.set(path, {
         ...byPath.get(path),

@@ -63,6 +63,18 @@ describe("POST /monthly-reset-cron (spec 4.13)", () => {
     expect((await reset({ authorization: `Bearer ${SERVICE_ROLE_KEY}` })).status).toBe(200)
   })
 
+  it("takes an Idempotency-Key as any POST may, and ignores it: the task is no tenant's, and keys are a tenant's", async () => {
+    for (const headers of [{ "x-cron-secret": CRON_SECRET }, { authorization: `Bearer ${SERVICE_ROLE_KEY}` }]) {
+      const first = await reset({ ...headers, "idempotency-key": "reset-key" })
+      expect(first.status, JSON.stringify(first.body)).toBe(200)
+      const again = await reset({ ...headers, "idempotency-key": "reset-key" })
+      expect(again.status, JSON.stringify(again.body)).toBe(200)
+      expect(again.headers.get("idempotent-replayed")).toBeNull()
+    }
+    // a malformed key is still refused as on every POST
+    expectError(await reset({ "x-cron-secret": CRON_SECRET, "idempotency-key": "a key with spaces" }), 400, "BAD_REQUEST")
+  })
+
   it("resets every active tenant's count with one log record each, reports it, and a second run finds 0", async () => {
     const a = await h.as("Reset A")
     const b = await h.as("Reset B")

@@ -266,6 +266,24 @@ describe("/api-batches", () => {
     expect((await api.delete(`/api-batches?id=${b.id}`)).body.data).toEqual({ id: b.id, deleted: true })
     await newBatch([ops[0]])
   })
+
+  it("a cancelled batch holds no operation: a create or add-operations takes it from there, a draft batch still holds it", async () => {
+    const { ops } = await newOps(null, null, null)
+    const cancelled = await newBatch(ops)
+    const draft = await newBatch()
+    expectError(await act("add-operations", draft.id, { operation_ids: [ops[0]] }), 409, "CONFLICT")
+    expect((await api.patch(`/api-batches?id=${cancelled.id}`, { status: "cancelled" })).status).toBe(200)
+    const created = await newBatch([ops[0]])
+    expect(created.operation_ids).toEqual([ops[0]])
+    const added = await act("add-operations", draft.id, { operation_ids: [ops[1]] })
+    expect(added.status).toBe(200)
+    expect(added.body.data.batch.operation_ids).toEqual([ops[1]])
+    // the cancelled batch keeps the one nobody took; the others are held by live batches again
+    expect((await batchOf(cancelled.id)).operation_ids).toEqual([ops[2]])
+    expectError(await act("add-operations", draft.id, { operation_ids: [ops[0]] }), 409, "CONFLICT")
+    expectError(await api.post("/api-batches", { batch_number: `BC-${++n}`, cell_id: cell, operation_ids: [ops[1]] }), 409, "CONFLICT")
+    expect((await batchOf(created.id)).operation_ids).toEqual([ops[0]])
+  })
 })
 
 describe("/api-batch-lifecycle", () => {
@@ -312,7 +330,10 @@ describe("/api-batch-lifecycle", () => {
       fc.constant(null),
       fc.constant(0),
       fc.integer({ min: 1, max: 480 }),
-      fc.double({ min: 0, max: 10_000, noNaN: true, noDefaultInfinity: true })
+      fc.double({ min: 0, max: 10_000, noNaN: true, noDefaultInfinity: true }),
+      // near the largest double: their sum, or the tracked seconds × one, overflows unless scaled; tiny ones beside
+      // them: their quotients underflow to 0 (migration 0041)
+      fc.constantFrom(1e308, 1.7e308, Number.MAX_VALUE, 1e100, 1e-250, 5e-324)
     )
     const draw = fc.array(fc.record({ estimate, ago: fc.integer({ min: 0, max: 200_000 }) }), { minLength: 1, maxLength: 5 })
     await fc.assert(fc.asyncProperty(draw, async (drawn) => {
@@ -347,6 +368,44 @@ describe("/api-batch-lifecycle", () => {
     expect(shares.every((s: any) => s.basis === "equal")).toBe(true)
     const secs = shares.map((s: any) => s.share_seconds)
     expect(Math.max(...secs) - Math.min(...secs)).toBeLessThanOrEqual(1)
+  })
+
+  it("stop with estimates near the largest double, or tiny beside others, shares by them and completes the batch (was a 500, the batch stuck)", async () => {
+    for (const estimates of [[1e308, 1e308], [1.7e308], [Number.MAX_VALUE, 1, Number.MAX_VALUE], [1e308, 5e-324], [1e-250, 1e100]]) {
+      const { ops } = await newOps(...estimates)
+      const b = await newBatch(ops)
+      await act("start", b.id, { operator_id: operator })
+      await h.sql("UPDATE time_entries SET start_time = start_time - interval '3601 seconds' WHERE batch_id = $1", [b.id])
+      const res = await act("stop", b.id)
+      expect(res.status).toBe(200)
+      const shares = res.body.data.time_distribution
+      expect(shares).toEqual(distributeBatchTime(shares[0].tracked_seconds, ops.map((o: string, i: number) => ({ operation_id: o, estimated_time_minutes: estimates[i]! }))))
+      expect(shares.map((s: any) => [s.basis, s.weight])).toEqual(estimates.map((e) => ["estimated_time", e]))
+      expect(shares.reduce((t: number, s: any) => t + s.share_seconds, 0)).toBe(shares[0].tracked_seconds)
+      expect((await batchOf(b.id)).status).toBe("completed")
+    }
+  })
+
+  it("stop after an entry's start was corrected to 1950: the seconds past 2147483647 are shared and recorded (was a 500, the batch stuck)", async () => {
+    const { ops } = await newOps(10, 30)
+    const b = await newBatch(ops)
+    await act("start", b.id, { operator_id: operator })
+    const entries = (await api.get(`/api-time-entries?batch_id=${b.id}`)).body.data.time_entries
+    const first = entries.find((e: any) => e.operation_id === ops[0])
+    expect((await api.patch(`/api-time-entries?id=${first.id}`, { start_time: "1950-01-01T00:00:00Z" })).status).toBe(200)
+    const res = await act("stop", b.id)
+    expect(res.status).toBe(200)
+    const shares = res.body.data.time_distribution
+    const tracked = shares[0].tracked_seconds
+    expect(tracked).toBeGreaterThanOrEqual(Math.floor((Date.now() - Date.parse("1950-01-01T00:00:00Z")) / 1000) - 60)
+    expect(tracked).toBeGreaterThan(2147483647)
+    expect(shares).toEqual(distributeBatchTime(tracked, ops.map((o: string, i: number) => ({ operation_id: o, estimated_time_minutes: [10, 30][i]! }))))
+    const ended = (await api.get(`/api-time-entries?batch_id=${b.id}`)).body.data.time_entries
+    const minutes = new Map(shares.map((s: any) => [s.operation_id, s.share_minutes]))
+    expect(ended.map((e: any) => e.duration_minutes).sort()).toEqual(ops.map((o: string) => minutes.get(o)).sort())
+    const saved = await h.sql("SELECT tracked_seconds::text AS t, share_seconds::text AS s FROM batch_time_shares WHERE batch_id = $1 ORDER BY share_seconds", [b.id])
+    expect(saved.map((r) => [Number(r.t), Number(r.s)])).toEqual(shares.map((s: any) => [tracked, s.share_seconds]).sort((x: any, y: any) => x[1] - y[1]))
+    expect((await batchOf(b.id)).status).toBe("completed")
   })
 
   it("a batch started without an operator completes its operations with no time to share", async () => {

@@ -605,6 +605,48 @@ describe("422 nested rules (spec 7.3, DECISIONS)", () => {
     expect(ok.body.data.job.due_date).toBe("2024-02-29")
   })
 
+  it("a due date whose time of day or offset is none (25:00, :60, 24:30, past ±15:59) → DATE_FORMAT on create and PATCH, not a database error", async () => {
+    const bad = ["2026-01-01T25:00:00Z", "2026-01-01T10:60Z", "2026-01-01T12:00:61Z", "2026-01-01T24:30:00Z", "2026-01-01T10:00:00-23:59", "2026-01-01T10:00:00+99:99", "2026-01-01T10:00:00+16:00"]
+    for (const due_date of bad) {
+      expect(detailAt(await refused(nestedJob(`N-TIME-${due_date}`, 1, 1, { due_date })), "due_date")).toMatchObject({
+        constraint: "DATE_FORMAT",
+        value: due_date,
+        message: "due_date must be an ISO 8601 date"
+      })
+    }
+    const job = await create(writer, nestedJob("N-TIME-OK", 1, 1, { due_date: "2026-01-01T24:00:00Z" }))
+    expect(job.due_date).toBe("2026-01-01")
+    for (const due_date of bad) {
+      for (const field of ["due_date", "due_date_override"]) {
+        expect(detailAt(await writer.patch(`/api-jobs?id=${job.id}`, { [field]: due_date }), field)).toMatchObject({ constraint: "DATE_FORMAT", value: due_date })
+      }
+    }
+    const ok = await writer.patch(`/api-jobs?id=${job.id}`, { due_date: "2026-03-01T10:00:00-15:59", due_date_override: "2026-03-02T23:59:59+15:59" })
+    expect([ok.status, ok.body.data.job.due_date, ok.body.data.job.due_date_override]).toEqual([200, "2026-03-01", "2026-03-02"])
+  })
+
+  it("length limits count characters (code points): 255 emoji are a job_number, customer, part_number and operation_name; 256 are MAX_LENGTH", async () => {
+    const chars = (n: number) => "😀".repeat(n)
+    const job = (n: number) => ({
+      job_number: `${chars(n - 1)}J`,
+      customer: chars(n),
+      parts: [{ part_number: chars(n), quantity: 1, operations: [{ operation_name: chars(n), sequence: 1 }] }]
+    })
+    const created = await writer.post("/api-jobs", job(255))
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    expect(created.body.data.job).toMatchObject({ job_number: `${chars(254)}J`, customer: chars(255) })
+    expect((await h.sql("SELECT char_length(job_number) AS n FROM jobs WHERE id = $1", [created.body.data.job.id]))[0]!.n).toBe(255)
+    // a second create of the same number is its 409, found before the 422s (the number is one worth looking up)
+    expectError(await writer.post("/api-jobs", job(255)), 409, "CONFLICT")
+    const res = await refused(job(256))
+    for (const field of ["job_number", "customer", "parts[0].part_number", "parts[0].operations[0].operation_name"]) {
+      expect(detailAt(res, field)).toMatchObject({ constraint: "MAX_LENGTH", message: `${field} must have a length of at most 255` })
+    }
+    expect(res.body.error.details).toHaveLength(4)
+    const patched = await writer.patch(`/api-jobs?id=${created.body.data.job.id}`, { customer: `${chars(254)}é` })
+    expect([patched.status, patched.body.data.job.customer]).toEqual([200, `${chars(254)}é`])
+  })
+
   it("a body that is not an object is 422; malformed JSON is 400; both write nothing", async () => {
     const before = await count("jobs", writerId)
     expectError(await writer.post("/api-jobs", [nestedJob("N-ARRAY")]), 422, "VALIDATION_ERROR")

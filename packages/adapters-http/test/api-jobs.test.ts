@@ -24,3 +24,32 @@ describe("POST /api-jobs", () => {
     expect(parts[1].operations[2]).toEqual({ operation_id: job.parts[1].operations[2].id, operation_name: "Op 3" })
   })
 })
+
+describe("a job created in a status of its own (POST /api-jobs, PUT /api-jobs/sync)", () => {
+  const created = async (status: string, sync = false) => {
+    const body = { ...nestedJob(`ST-${status}-${sync}`), status }
+    const res = sync
+      ? await api.put("/api-jobs/sync", { job_number: body.job_number, status, external_id: `X-${status}`, external_source: "erp" })
+      : await api.post("/api-jobs", body)
+    expect(res.status).toBe(201)
+    const id = (sync ? res.body.data.id : res.body.data.job_id) as string
+    return { id, job: (await api.get(`/api-jobs?id=${id}`)).body.data.job, answered: res.body.data.job }
+  }
+
+  it.each([false, true])("carries the stamps of the moves that lead there, at its creation (sync: %s)", async (sync) => {
+    const fresh = await created("not_started", sync)
+    expect(fresh.job).toMatchObject({ started_at: null, paused_at: null, completed_at: null, actual_duration: null })
+    const running = await created("in_progress", sync)
+    expect(running.job).toMatchObject({ started_at: running.job.created_at, paused_at: null, completed_at: null })
+    if (!sync) expect(running.answered.started_at).toBe(running.job.created_at)
+    const held = await created("on_hold", sync)
+    expect(held.job).toMatchObject({ started_at: held.job.created_at, paused_at: held.job.created_at, completed_at: null })
+    const done = await created("completed", sync)
+    expect(done.job).toMatchObject({ started_at: done.job.created_at, completed_at: done.job.created_at, actual_duration: 0 })
+    // completed later, its duration counts from its creation
+    await h.sql("UPDATE jobs SET started_at = started_at - interval '30 minutes' WHERE id = $1", [running.id])
+    const completed = await api.post(`/api-job-lifecycle/complete?id=${running.id}`)
+    expect(completed.status).toBe(200)
+    expect(completed.body.data.job.actual_duration).toBeGreaterThanOrEqual(30)
+  })
+})

@@ -136,6 +136,20 @@ describe("PATCH /api-operations", () => {
     ])
   })
 
+  it("takes instructions as notes (DECISIONS: aliases), with a status move too; notes wins over it; estimated_time stays not updatable", async () => {
+    const op = (await api.get(`/api-operations?part_id=${partId}&sort=sequence&order=asc`)).body.data.operations[0]
+    const res = await api.patch(`/api-operations?id=${op.id}`, { instructions: "use the jig" })
+    expect([res.status, res.body.data?.operation.notes]).toEqual([200, "use the jig"])
+    expect((await api.get(`/api-operations?id=${op.id}`)).body.data.operation.notes).toBe("use the jig")
+    const both = await api.patch(`/api-operations?id=${op.id}`, { notes: "canonical", instructions: "alias" })
+    expect(both.body.data.operation.notes).toBe("canonical")
+    const moved = await api.patch(`/api-operations?id=${op.id}`, { status: "in_progress", instructions: "started on the jig" })
+    expect([moved.status, moved.body.data?.operation.status, moved.body.data?.operation.notes]).toEqual([200, "in_progress", "started on the jig"])
+    const bad = await api.patch(`/api-operations?id=${op.id}`, { instructions: 5, estimated_time: 3 })
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([["estimated_time", "ENUM_CONSTRAINT"], ["notes", "TYPE_MISMATCH"]])
+  })
+
   it("status completed works from any state and sets completed_at; paused is an alias of on_hold", async () => {
     const [a, b] = (await api.get(`/api-operations?part_id=${partId}&sort=sequence&order=asc`)).body.data.operations
     const done = await api.patch(`/api-operations?id=${a.id}`, { status: "completed" })

@@ -156,6 +156,20 @@ describe("POST /api-jobs/bulk-sync", () => {
     expect(viaJobs.body.data.results[0]).toMatchObject({ external_id: "B-1", action: "unchanged" })
   })
 
+  it("a due date whose time is none (25:00, an offset past ±15:59) is that record's DATE_FORMAT error, the others written; PUT sync and ERP sync alike", async () => {
+    for (const [i, due_date] of ["2026-01-01T25:00:00Z", "2026-01-01T10:00:00+16:00"].entries()) {
+      const put = await api.put("/api-jobs/sync", erpJob(`DT-PUT-${i}`, `DT-PUT-${i}`, { due_date }))
+      expect([put.status, detailsOf(put)]).toEqual([422, ["due_date DATE_FORMAT"]])
+      const bulk = await api.post("/api-jobs/bulk-sync", { jobs: [erpJob(`DT-B-${i}`, `DT-B-${i}`, { due_date }), erpJob(`DT-OK-${i}`, `DT-OK-${i}`)] })
+      expect(bulk.status).toBe(200)
+      expect(bulk.body.data).toMatchObject({ total: 2, created: 1, errors: 1 })
+      expect(bulk.body.data.results[0]).toMatchObject({ external_id: `DT-B-${i}`, action: "error", error: expect.stringContaining("due_date must be an ISO 8601 date") })
+      const erp = await api.post("/api-erp-sync/sync", { jobs: [{ external_id: `DT-E-${i}`, external_source: "erp", job_number: `DT-E-${i}`, due_date }] })
+      expect(erp.status).toBe(200)
+      expect(erp.body.data).toMatchObject({ total: 1, errors: 1 })
+    }
+  })
+
   it("a record failing in the database leaves nothing of itself behind", async () => {
     const bad = erpJob("B-9", "BULK-9")
     ;(bad.parts[0] as any).operations[1].sequence = 1 // duplicate sequence in the part → 422 for this record only
@@ -282,6 +296,34 @@ describe("part and operation sync", () => {
     expect(missingCell.body.error.details[0]).toMatchObject({ field: "cell_name", constraint: "NOT_NULL" })
   })
 
+  it("a new operation without sequence after its part's 2147483647 is 409 as a create is; in a bulk or an ERP run that record alone", async () => {
+    const part = (await api.put("/api-parts/sync", { external_id: "SQ-P", external_source: "erp", job_external_id: "E-1", part_number: "SQ", quantity: 1 })).body.data.id
+    const last = await api.post("/api-operations", { part_id: part, operation_name: "Last", sequence: 2147483647 })
+    expect(last.status).toBe(201)
+    const message = "the part's operations already use sequence 2147483647; give the new operation a sequence"
+    const create = await api.post("/api-operations", { part_id: part, operation_name: "After" })
+    expect([create.status, create.body.error.message]).toEqual([409, message])
+    const record = (ext: string, extra: Record<string, unknown> = {}) =>
+      ({ external_id: ext, external_source: "erp", part_external_id: "SQ-P", cell_name: "Saw", operation_name: "Cut", ...extra })
+    const one = await api.put("/api-operations/sync", record("SQ-O1"))
+    expect([one.status, one.body.error.code, one.body.error.message]).toEqual([409, "CONFLICT", message])
+    // in a bulk: that record alone; the records beside it, one with its own sequence on the same part, are written
+    const bulk = await api.post("/api-operations/bulk-sync", {
+      operations: [record("SQ-O1"), record("SQ-O2", { sequence: 7 }), record("SQ-O3"), { ...record("SQ-O4"), part_external_id: "SP-1" }]
+    })
+    expect(bulk.status).toBe(200)
+    expect(bulk.body.data).toMatchObject({ total: 4, created: 2, errors: 2 })
+    expect(bulk.body.data.results.map((r: any) => [r.external_id, r.action, r.error])).toEqual([
+      ["SQ-O1", "error", message], ["SQ-O2", "created", undefined], ["SQ-O3", "error", message], ["SQ-O4", "created", undefined]
+    ])
+    const erp = await api.post("/api-erp-sync/sync", { operations: [record("SQ-O5"), record("SQ-O6", { sequence: 8 })] })
+    expect(erp.status).toBe(200)
+    expect(erp.body.data).toMatchObject({ total: 2, created: 1, errors: 1 })
+    expect(erp.body.data.results.operations[0]).toMatchObject({ external_id: "SQ-O5", action: "error", error: message })
+    const stored = (await api.get(`/api-operations?part_id=${part}&sort=sequence`)).body.data.operations
+    expect(stored.map((o: any) => [o.external_id, o.sequence])).toEqual([["SQ-O2", 7], ["SQ-O6", 8], [null, 2147483647]])
+  })
+
   it("bulk-syncs parts under `parts` and operations under `operations` or `items`", async () => {
     const parts = await api.post("/api-parts/bulk-sync", {
       parts: [
@@ -296,5 +338,55 @@ describe("part and operation sync", () => {
     expect(ops.body.data).toMatchObject({ total: 1, created: 1, errors: 0 })
     const empty = await api.post("/api-operations/bulk-sync", { nothing: [] })
     expect(empty.status).toBe(422)
+  })
+
+  it("refuses a bulk body carrying records under both of its keys (422, nothing written) rather than drop one list", async () => {
+    expect((await api.put("/api-jobs/sync", { external_id: "BK-J0", external_source: "erp", job_number: "BK-J0" })).status).toBe(201)
+    expect((await api.put("/api-parts/sync", { external_id: "BK-P0", external_source: "erp", job_external_id: "BK-J0", part_number: "BK0", quantity: 1 })).status).toBe(201)
+    const bodies = {
+      "/api-jobs/bulk-sync": ["jobs", { external_id: "BK-J1", external_source: "erp", job_number: "BK-J1" }, { external_id: "BK-J2", external_source: "erp", job_number: "BK-J2" }],
+      "/api-parts/bulk-sync": ["parts", { external_id: "BK-P1", external_source: "erp", job_external_id: "BK-J0", part_number: "BK1", quantity: 1 }, { external_id: "BK-P2", external_source: "erp", job_external_id: "BK-J0", part_number: "BK2", quantity: 1 }],
+      "/api-operations/bulk-sync": ["operations", { external_id: "BK-O1", external_source: "erp", part_external_id: "BK-P0", cell_name: "Saw", operation_name: "Cut" }, { external_id: "BK-O2", external_source: "erp", part_external_id: "BK-P0", cell_name: "Saw", operation_name: "Cut" }],
+      "/api-cells/bulk-sync": ["cells", { external_id: "BK-C1", external_source: "erp", name: "BK 1" }, { external_id: "BK-C2", external_source: "erp", name: "BK 2" }],
+      "/api-resources/bulk-sync": ["resources", { external_id: "BK-R1", external_source: "erp", name: "BK 1", type: "tooling" }, { external_id: "BK-R2", external_source: "erp", name: "BK 2", type: "tooling" }]
+    } as const
+    for (const [path, [key, one, two]] of Object.entries(bodies)) {
+      for (const body of [{ items: [one], [key]: [two] }, { [key]: [one], items: [two] }, { items: [one], [key]: [] }]) {
+        const res = await api.post(path, body)
+        expect([path, res.status]).toEqual([path, 422])
+        expect([path, res.status, detailsOf(res)]).toEqual([path, 422, [`${key === "jobs" ? "jobs" : "items"} ENUM_CONSTRAINT`]])
+      }
+      // either key alone still works
+      expect((await api.post(path, { [key]: [one] })).body.data, path).toMatchObject({ total: 1, errors: 0 })
+      expect((await api.post(path, { items: [two] })).body.data, path).toMatchObject({ total: 1, errors: 0 })
+    }
+  })
+
+  it("the parts and operations of a deleted job do not keep their external ids: the same structure syncs again", async () => {
+    const first = await api.put("/api-jobs/sync", erpJob("DEL-1", "DEL-1"))
+    expect(first.status).toBe(201)
+    const oldParts = (await api.get(`/api-parts?job_id=${first.body.data.id}`)).body.data.parts.map((p: { id: string }) => p.id)
+    expect((await api.send("DELETE", `/api-jobs?id=${first.body.data.id}`)).status).toBe(200)
+
+    // one by one: the job with its parts and operations again, then a part and an operation of their own
+    const again = await api.put("/api-jobs/sync", erpJob("DEL-1", "DEL-1"))
+    expect([again.status, again.body.data?.action], JSON.stringify(again.body)).toEqual([201, "created"])
+    expect(again.body.data.id).not.toBe(first.body.data.id)
+    const parts = (await api.get(`/api-parts?job_id=${again.body.data.id}`)).body.data.parts as Array<{ id: string; external_id: string }>
+    expect(parts.map((p) => p.external_id).sort()).toEqual(["DEL-1-p1", "DEL-1-p2"])
+    expect(parts.some((p) => oldParts.includes(p.id))).toBe(false)
+    expect((await api.get(`/api-operations?part_id=${parts.find((p) => p.external_id === "DEL-1-p1")!.id}`)).body.data.operations).toHaveLength(2)
+    expect((await api.send("DELETE", `/api-jobs?id=${again.body.data.id}`)).status).toBe(200)
+    expect((await api.put("/api-jobs/sync", { external_id: "DEL-1", external_source: "erp", job_number: "DEL-1" })).status).toBe(201)
+    const part = await api.put("/api-parts/sync", { external_id: "DEL-1-p1", external_source: "erp", job_external_id: "DEL-1", part_number: "A", quantity: 1 })
+    expect(part.status, JSON.stringify(part.body)).toBe(201)
+    const op = await api.put("/api-operations/sync", { external_id: "DEL-1-p1-o1", external_source: "erp", part_external_id: "DEL-1-p1", cell_name: "Saw", operation_name: "Saw" })
+    expect(op.status, JSON.stringify(op.body)).toBe(201)
+
+    // and in bulk
+    const job = (await api.get("/api-jobs?job_number=DEL-1")).body.data.jobs[0]
+    expect((await api.send("DELETE", `/api-jobs?id=${job.id}`)).status).toBe(200)
+    const bulk = await api.post("/api-jobs/bulk-sync", { items: [erpJob("DEL-1", "DEL-1")] })
+    expect(bulk.body.data, JSON.stringify(bulk.body)).toMatchObject({ total: 1, created: 1, errors: 0 })
   })
 })

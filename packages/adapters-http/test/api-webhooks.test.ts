@@ -83,6 +83,21 @@ describe("POST /api-webhooks", () => {
     expectDetail(await api.post("/api-webhooks", { events: ["job.created"] }), "url", "NOT_NULL")
   })
 
+  it("a url the parser would tidy up (spaces or control characters) or that carries a user name or password is 422 PATTERN_MISMATCH, on create and PATCH", async () => {
+    const w = await register({ url: URL_A, events: ["job.created"] })
+    for (const url of [` ${URL_A}`, `${URL_A} `, `\t${URL_A}`, "https://exa\tmple.com/hook", "https://example.com/a b", "https://user:pass@example.com/hook", "https://token@example.com/hook", "https://@example.com/hook"]) {
+      const created = await api.post("/api-webhooks", { url, events: ["job.created"] })
+      expectDetail(created, "url", "PATTERN_MISMATCH")
+      expect(created.body.error.details[0].message).toContain("no user name or password")
+      expectDetail(await api.patch(`/api-webhooks?id=${w.id}`, { url }), "url", "PATTERN_MISMATCH")
+    }
+    expect((await api.get(`/api-webhooks?id=${w.id}`)).body.data.webhook.url).toBe(URL_A)
+    // an @ after the host is the path's, query's or fragment's
+    for (const url of ["https://example.com/a@b", "https://example.com/h?by=a@b", "https://example.com/h#a@b"]) {
+      expect((await register({ url, events: ["job.created"] })).url).toBe(url)
+    }
+  })
+
   it("answers 422 ENUM_CONSTRAINT at events[i] for an unknown event name", async () => {
     const res = await api.post("/api-webhooks", { url: URL_A, events: ["job.created", "job.exploded", "webhook.test"] })
     expectDetail(res, "events[1]", "ENUM_CONSTRAINT")

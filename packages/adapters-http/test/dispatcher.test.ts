@@ -205,10 +205,10 @@ const expectSigned = (r: Received, secret: string) => {
 // ---------------------------------------------------------------------------------------------
 
 describe("retry schedule and signing helpers", () => {
-  it("parses MES_WEBHOOK_RETRY_SCHEDULE and defaults to immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h", () => {
+  it("parses MES_WEBHOOK_RETRY_SCHEDULE and defaults to immediately, 4.5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h", () => {
     const hours = (n: number) => n * 3_600_000
-    const expected = [0, 5_000, 300_000, 1_800_000, hours(2), hours(5), hours(10), hours(10)]
-    expect(parseRetrySchedule("0,5s,5m,30m,2h,5h,10h,10h").map(Duration.toMillis)).toEqual(expected)
+    const expected = [0, 4_500, 300_000, 1_800_000, hours(2), hours(5), hours(10), hours(10)]
+    expect(parseRetrySchedule("0,4.5s,5m,30m,2h,5h,10h,10h").map(Duration.toMillis)).toEqual(expected)
     expect(DEFAULT_RETRY_SCHEDULE.map((d) => Duration.toMillis(Duration.fromInputUnsafe(d)))).toEqual(expected)
     expect(parseRetrySchedule(" 250ms , 1.5s, 2 minutes").map(Duration.toMillis)).toEqual([250, 1_500, 120_000])
     for (const bad of ["", "5", "5x", "1s,,2s", "-1s", "Infinity"]) expect(() => parseRetrySchedule(bad), bad).toThrow(/is not comma-separated delays/)
@@ -308,6 +308,18 @@ describe("webhook dispatcher", () => {
     const [r] = await waitFor("delivery", () => receiver.at(target.path).length >= 1 && receiver.at(target.path))
     expectSigned(r!, "my-plain ✓ secret")
   })
+
+  it("with the default schedule and poll interval, the first retry reaches the receiver within 5 s of the failed attempt", async () => {
+    const t = await h.as("Default Retry")
+    const target = receiver.path((nth) => (nth === 1 ? { status: 500 } : {}))
+    await register(t.api, target.url, ["job.started"])
+    await startDispatcher({ schedule: DEFAULT_RETRY_SCHEDULE, pollInterval: "250 millis", timeout: "10 seconds" })
+    await enqueue(t.tenantId, "job.started", { job_id: "j1" })
+    const [first, second] = await waitFor("two attempts", () => receiver.at(target.path).length >= 2 && receiver.at(target.path), 8_000)
+    // spec DECISIONS: the first retry of a failed delivery happens within 5 seconds
+    expect(second!.at - first!.at).toBeLessThan(5_000)
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(4_000)
+  }, 15_000)
 
   it("retries a failed attempt with the same delivery id and logs both attempts", async () => {
     const t = await h.as("Retry")

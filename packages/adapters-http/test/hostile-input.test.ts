@@ -207,6 +207,30 @@ describe("numbers beyond what a column holds", () => {
   it("the largest integer a column holds is accepted", async () => {
     expect((await api.post("/api-jobs", nestedJob("H-MAX", 1, 1, { priority: 2 ** 31 - 1 }))).status).toBe(201)
   })
+
+  it("a number beyond a double's range (1e400, read as Infinity) in metadata is 422 at its path, not stored as null", async () => {
+    const before = await counts()
+    const job = JSON.stringify(nestedJob("H-INF", 1, 1, { metadata: { ok: 1.5e308, x: "1e400" } }))
+      .replace('"x":"1e400"', '"x":1e400,"deep":[{"y":-1e400}]')
+      .replace('"part_number"', '"metadata":{"z":1e999},"part_number"')
+    const res = await api.send("POST", "/api-jobs", undefined, { raw: job })
+    expect(res.status).toBe(422)
+    expect(res.body.error.details.map((d: any) => [d.field, d.constraint, d.value])).toEqual(expect.arrayContaining([
+      ["metadata.x", "MAX_VALUE", null],
+      ["metadata.deep[0].y", "MIN_VALUE", null],
+      ["parts[0].metadata.z", "MAX_VALUE", null]
+    ]))
+    expect(res.body.error.details).toHaveLength(3)
+    expectDetail(await api.send("PATCH", `/api-parts?id=${partId}`, undefined, { raw: '{"metadata":{"x":1e400}}' }), "metadata.x", "MAX_VALUE")
+    expectDetail(await api.send("POST", "/api-batches", undefined, { raw: `{"batch_number":"H-INF","cell_id":"${cellId}","nesting_metadata":{"x":1e400}}` }), "nesting_metadata.x", "MAX_VALUE")
+    // a typed number field says it once, as before; a field of another type keeps its own detail alone
+    const typed = await api.send("POST", "/api-batches", undefined, { raw: `{"batch_number":"H-INF","cell_id":"${cellId}","thickness_mm":1e400,"notes":1e400}` })
+    expect(typed.body.error.details.map((d: any) => [d.field, d.constraint]).sort()).toEqual([["notes", "TYPE_MISMATCH"], ["thickness_mm", "MAX_VALUE"]])
+    expect(await counts()).toBe(before)
+    // the largest double is stored as it was sent
+    const big = await api.send("PATCH", `/api-parts?id=${partId}`, undefined, { raw: '{"metadata":{"x":1.7976931348623157e308}}' })
+    expect(big.body.data.part.metadata).toEqual({ x: 1.7976931348623157e308 })
+  })
 })
 
 describe("fields a create may not set (issue 8 item 3)", () => {

@@ -99,7 +99,10 @@ const rollUp = (ops: ReadonlyArray<Stamped>): Array<Status> =>
   })
 const withOps = (m: Model, ops: ReadonlyArray<Stamped>, open: ReadonlyArray<string>): Model => ({ ...m, ops, parts: rollUp(ops), open: [...new Set(open)].sort() })
 const closeEntries = (open: ReadonlyArray<string>, ops: ReadonlyArray<number>) => open.filter((e) => !ops.includes(Number(e.split(":")[0])))
-const batchOf = (m: Model, op: number) => m.batches.findIndex((b) => b.ops.includes(op))
+/** The batch that holds `op`: a cancelled one holds none (DECISIONS), a create or add-operations takes them from it. */
+const batchOf = (m: Model, op: number) => m.batches.findIndex((b) => b.status !== "cancelled" && b.ops.includes(op))
+const takenFromCancelled = (batches: Model["batches"], ops: ReadonlyArray<number>) =>
+  batches.map((b) => (b.status === "cancelled" ? { ...b, ops: b.ops.filter((op) => !ops.includes(op)) } : b))
 
 /** The answer to a move and the model after it. */
 const apply = (m: Model, s: Move): { answer: Answer; next: Model } => {
@@ -164,7 +167,7 @@ const apply = (m: Model, s: Move): { answer: Answer; next: Model } => {
         case "batchAdd": {
           if (s.ops.some((op) => batchOf(m, op) >= 0)) return { answer: { status: 409 }, next: m }
           if (b.status !== "draft" && b.status !== "ready") return { answer: refused, next: m }
-          return { answer: { status: 200 }, next: { ...m, batches: setBatch(b.status, [...b.ops, ...s.ops]) } }
+          return { answer: { status: 200 }, next: { ...m, batches: takenFromCancelled(setBatch(b.status, [...b.ops, ...s.ops]), s.ops) } }
         }
       }
     }
@@ -337,7 +340,7 @@ const runSteps = async (steps: ReadonlyArray<Step>) => {
       expect(res.status, `${where()}: ${JSON.stringify(res.body)}`).toBe(taken ? 409 : 201)
       if (!taken) {
         r.batches.push(res.body.data.batch.id)
-        m = { ...m, batches: [...m.batches, { status: "draft", ops: s.ops }] }
+        m = { ...m, batches: [...takenFromCancelled(m.batches, s.ops), { status: "draft", ops: s.ops }] }
       }
     } else if (s.k === "pair") {
       if (!applies(m, s.a) || !applies(m, s.b)) continue

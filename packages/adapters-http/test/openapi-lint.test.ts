@@ -107,6 +107,12 @@ describe("the OpenAPI document", () => {
     expect(numericText).toEqual([])
   })
 
+  it("gives text lengths in characters, as JSON Schema counts them and the server does: minLength 16 for a secret, not 8 UTF-16 pairs", () => {
+    const body = (path: string) => spec.paths[`/functions/v1/${path}`].post.requestBody.content["application/json"].schema.properties
+    expect(body("api-jobs").job_number).toEqual({ type: "string", minLength: 1, maxLength: 255 })
+    expect(body("api-webhooks").secret).toEqual({ type: "string", minLength: 16, maxLength: 256 })
+  })
+
   it("the server keeps the integer query parameters' documented bounds: each bound 200, one past it 422, numeric text 400", async () => {
     const rest = (await h.as("OpenAPI bounds")).api
     const parameters = spec.paths["/functions/v1/api-jobs"].get.parameters as Array<{ name: string; schema: { minimum: number; maximum: number } }>

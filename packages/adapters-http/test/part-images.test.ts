@@ -1,6 +1,6 @@
 // Uploads and part images (issue 12 item 5): signed upload URLs served by mes itself, images attached to parts
 // and served back through signed GET URLs, and every way a URL or an upload can be wrong.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import * as Duration from "effect/Duration"
@@ -217,6 +217,26 @@ describe("more ways an upload or an attachment can be wrong", () => {
     expect(jpegOverPng.status).toBe(403)
     expect((await put(`${image.url}&content_type=image%2Fpng&max_bytes=1000`, PNG, "image/png")).status).toBe(403)
     expect(new Uint8Array(await (await fetch(origin + image.url)).arrayBuffer())).toEqual(PNG)
+  })
+
+  it("an upload URL replaces its file until the file is attached; then PUT is 409 and the image stays as attached", async () => {
+    const u = await upload()
+    const bigger = new Uint8Array([...JPEG, ...JPEG, ...JPEG])
+    expect((await put(u.upload_url, PNG, "image/png")).status).toBe(201)
+    const image = (await api.post("/api-parts-images", { part_id: part, storage_key: u.key })).body.data.part_image
+    expect(image.size_bytes).toBe(PNG.length)
+    const again = await put(u.upload_url, new Uint8Array([...PNG, ...bigger]), "image/png")
+    expect(again.status).toBe(409)
+    expect(((await again.json()) as any).error.code).toBe("CONFLICT")
+    // even a file renamed over the upload's own name (a PUT that raced the attachment) is not what the image shows
+    writeFileSync(join(dir, `${u.key}.raced`), bigger)
+    renameSync(join(dir, `${u.key}.raced`), join(dir, u.key))
+    const read = (await api.get(`/api-parts-images?id=${image.id}`)).body.data.part_image
+    expect(read.size_bytes).toBe(PNG.length)
+    expect(new Uint8Array(await (await fetch(origin + read.url)).arrayBuffer())).toEqual(PNG)
+    // deleting the image removes both names
+    expect((await api.delete(`/api-parts-images?id=${image.id}`)).status).toBe(200)
+    expect(readdirSync(join(dir, tenantId)).filter((f) => f.startsWith(u.key.split("/")[1]!))).toEqual([])
   })
 
   it("a URL without its signature or expiry is 403; methods other than PUT and GET are 405", async () => {

@@ -4,6 +4,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Db, testDatabaseKind } from "@mes/adapters-pg"
+import { BASE_PATH, endpoints } from "../src/contract/api.ts"
 import { client, expectDetail, expectError, type Harness, nestedJob, startServer } from "./harness.ts"
 
 let h: Harness
@@ -179,6 +180,75 @@ describe("ETag and If-Match", () => {
     // lists and unknown ids are answered as before
     expect((await api.get("/api-jobs?limit=1", { headers: { "if-none-match": "*" } })).status).toBe(200)
     expectError(await api.get("/api-jobs?id=7c0b9a52-3c8e-4f7e-9a53-0d8f6f1f2b11", { headers: { "if-none-match": "*" } }), 404, "NOT_FOUND")
+  })
+
+  /** A record of each group that has a PATCH, and a change of one of its fields (the i-th value). */
+  const everyResource = async () => {
+    const tag = Math.random().toString(36).slice(2, 8)
+    const created = async (path: string, body: unknown, singular: string): Promise<string> => {
+      const res = await api.post(path, body)
+      expect(res.status, `${path} ${JSON.stringify(res.body)}`).toBe(201)
+      return res.body.data[singular].id
+    }
+    const job = (await api.post("/api-jobs", nestedJob(`EV-${tag}`))).body.data
+    const partId = job.parts[0].part_id as string
+    const opId = (await api.get(`/api-operations?part_id=${partId}`)).body.data.operations[0].id as string
+    const cellId = await created("/api-cells", { name: `EV ${tag}` }, "cell")
+    const templateId = await created("/api-templates", { name: `EV ${tag}` }, "template")
+    const upload = (await api.post("/api-upload-url", { content_type: "image/png" })).body.data
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 4])
+    expect((await fetch(new URL(h.url).origin + upload.upload_url, { method: "PUT", headers: { "content-type": "image/png" }, body: png })).status).toBe(201)
+    const text = (field: string) => (i: number) => ({ [field]: `${field} ${tag} ${i}` })
+    const fixture = (singular: string, id: string, patch: (i: number) => Record<string, unknown>) => ({ singular, id, patch })
+    return {
+      jobs: fixture("job", job.job.id, text("notes")),
+      parts: fixture("part", partId, text("notes")),
+      operations: fixture("operation", opId, text("notes")),
+      cells: fixture("cell", cellId, text("name")),
+      resources: fixture("resource", await created("/api-resources", { name: `EV ${tag}`, type: "tooling" }, "resource"), text("name")),
+      materials: fixture("material", await created("/api-materials", { name: `EV-${tag}` }, "material"), text("description")),
+      profiles: fixture("profile", profileId, text("display_name")),
+      substeps: fixture("substep", await created("/api-substeps", { operation_id: opId, description: "Check", sequence: 1 }, "substep"), text("description")),
+      issues: fixture("issue", await created("/api-issues", { operation_id: opId, title: "Scratch", description: "On the surface", severity: "low" }, "issue"), text("title")),
+      batches: fixture("batch", await created("/api-batches", { batch_number: `EV-${tag}`, cell_id: cellId }, "batch"), text("notes")),
+      timeEntries: fixture(
+        "time_entry",
+        await created("/api-time-entries", { operation_id: opId, start_time: "2026-11-02T09:00:00.000Z", end_time: "2026-11-02T10:00:00.000Z" }, "time_entry"),
+        (i) => ({ end_time: `2026-11-02T10:0${i}:00.000Z` })
+      ),
+      webhooks: fixture("webhook", await created("/api-webhooks", { url: "http://127.0.0.1:9/hook", events: ["job.completed"] }, "webhook"), text("description")),
+      scrapReasons: fixture("scrap_reason", await created("/api-scrap-reasons", { code: `EV${tag}`.toUpperCase(), description: "Burr", category: "process" }, "scrap_reason"), text("description")),
+      quantities: fixture("operation_quantity", await created("/api-operation-quantities", { operation_id: opId, good: 1 }, "operation_quantity"), text("notes")),
+      assignments: fixture("assignment", await created("/api-assignments", { user_id: profileId, operation_id: opId }, "assignment"), text("notes")),
+      templates: fixture("template", templateId, text("description")),
+      templateItems: fixture("template_item", await created("/api-templates/items", { template_id: templateId, description: "Photo", sequence: 1 }, "template_item"), text("description")),
+      downtime: fixture("downtime", await created("/api-downtime", { cell_id: cellId, reason: "Nozzle", start_time: "2026-01-05T10:00:00Z" }, "downtime"), text("reason")),
+      partImages: fixture("part_image", await created("/api-parts-images", { part_id: partId, storage_key: upload.key }, "part_image"), text("caption"))
+    } as Record<string, ReturnType<typeof fixture>>
+  }
+
+  it("every PATCH endpoint of the API honours If-Match: its read's ETag is stable, a stale one is 412 and writes nothing", async () => {
+    const records = await everyResource()
+    const patches = endpoints().filter((e) => e.method === "PATCH")
+    expect(patches.length).toBeGreaterThanOrEqual(19)
+    for (const e of patches) {
+      const r = records[e.group]
+      // a new PATCH endpoint needs a record here: so none is left out
+      expect(r, `a record for PATCH ${e.path} (group ${e.group}) in everyResource`).toBeDefined()
+      const url = `${e.path.slice(BASE_PATH.length)}?id=${r!.id}`
+      const etag = (await api.get(url)).headers.get("etag")
+      expect(etag, url).toMatch(/^"[A-Za-z0-9_-]{27}"$/)
+      expect((await api.get(url)).headers.get("etag"), `${url}: an unchanged record keeps its tag`).toBe(etag)
+      const ok = await api.send("PATCH", url, r!.patch(1), { headers: { "if-match": etag! } })
+      expect(ok.status, `${url} ${JSON.stringify(ok.body)}`).toBe(200)
+      const stale = await api.send("PATCH", url, r!.patch(2), { headers: { "if-match": etag! } })
+      expect([url, stale.status, stale.body.error?.code]).toEqual([url, 412, "PRECONDITION_FAILED"])
+      const [field, value] = Object.entries(r!.patch(1))[0]!
+      expect([url, (await api.get(url)).body.data[r!.singular][field]]).toEqual([url, value])
+      const now = (await api.get(url)).headers.get("etag")!
+      expect(now, url).not.toBe(etag)
+      expect((await api.send("PATCH", url, r!.patch(3), { headers: { "if-match": now } })).status, url).toBe(200)
+    }
   })
 
   it("404 comes before 412, and two PATCHes with the same If-Match at once: one wins, one is 412", async () => {

@@ -348,6 +348,23 @@ describe("/api-templates and /api-templates/items", () => {
     expect((await api.get(`/api-substeps?operation_id=${mine.op}`)).body.data.pagination.total).toBe(before.substeps)
     expect((await events("step.added")).length).toBe(before.events)
   })
+
+  it("apply numbers up to 2147483647; items that would pass it are 409 saying so, nothing added", async () => {
+    const op = (await api.post("/api-jobs", nestedJob("SF-SEQ"))).body.data.parts[0].operations[0].operation_id
+    const t = (await api.post("/api-templates", { name: "Two steps", items: [{ description: "One" }, { description: "Two" }] })).body.data.template
+    expect((await api.post("/api-substeps", { operation_id: op, description: "Far", sequence: 2147483645 })).status).toBe(201)
+    const applied = await api.post(`/api-templates/apply?id=${t.id}&operation_id=${op}`)
+    expect(applied.status).toBe(201)
+    expect(applied.body.data.substeps.map((s: any) => s.sequence)).toEqual([2147483646, 2147483647])
+    const before = (await events("step.added")).length
+    const refused = await api.post(`/api-templates/apply?id=${t.id}&operation_id=${op}`)
+    expectError(refused, 409, "CONFLICT")
+    expect(refused.body.error.message).toBe(
+      `operation ${op}'s substeps already reach sequence 2147483647: the template's items would be numbered past 2147483647; renumber the substeps first (nothing was added)`
+    )
+    expect((await api.get(`/api-substeps?operation_id=${op}`)).body.data.pagination.total).toBe(3)
+    expect((await events("step.added")).length).toBe(before)
+  })
 })
 
 describe("/api-downtime", () => {
@@ -455,6 +472,70 @@ describe("GET /api-oee", () => {
     expect(recent.status).toBe(200)
     expect(recent.body.data.rows).toHaveLength(7)
   })
+
+  /** A tenant with one cell and an operation at it (`estimate` minutes for a part of `quantity`). */
+  const plant = async (name: string, estimate: number, quantity = 1) => {
+    const api = (await h.as(name)).api
+    const cell = (await api.post("/api-cells", { name: "Big press" })).body.data.cell.id
+    const job = (await api.post("/api-jobs", {
+      job_number: "OEE-BIG",
+      parts: [{ part_number: "P", quantity, operations: [{ operation_name: "Press", sequence: 1, cell_id: cell, estimated_time_minutes: estimate }] }]
+    })).body.data
+    const reason = (await api.get("/api-scrap-reasons?search=MACHINE")).body.data.scrap_reasons[0].id
+    return { api, cell, op: job.parts[0].operations[0].operation_id as string, reason: reason as string }
+  }
+
+  it("quantities past 2147483647 are summed exactly, as the operation's totals, for the cell and the whole tenant", async () => {
+    const p = await plant("OEE large quantities", 60, 10)
+    for (const recorded_at of ["2026-02-02T09:00:00Z", "2026-02-02T10:00:00Z"]) {
+      expect((await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 2147483647, recorded_at })).status).toBe(201)
+    }
+    expect((await p.api.post("/api-operation-quantities", { operation_id: p.op, scrap: 1, scrap_reason_id: p.reason, recorded_at: "2026-02-02T11:00:00Z" })).status).toBe(201)
+    expect((await p.api.get(`/api-operations?id=${p.op}`)).body.data.operation.quantities).toEqual({ good: 4294967294, scrap: 1, rework: 0 })
+    // 4294967295 units × 6 ideal minutes each
+    const expected = { good: 4294967294, scrap: 1, rework: 0, ideal_minutes: 25769803770, quality: 1, run_minutes: 0, performance: null }
+    for (const q of [`cell_id=${p.cell}&`, ""]) {
+      const res = await p.api.get(`/api-oee?${q}from=2026-02-02&to=2026-02-03`)
+      expect(res.status).toBe(200)
+      expect(res.body.data.rows[0]).toMatchObject(expected)
+      expect(res.body.data.total).toMatchObject(expected)
+    }
+    // recorded now: the default window (the last 7 days) as well
+    expect((await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 2147483647, scrap: 1, scrap_reason_id: p.reason })).status).toBe(201)
+    const recent = await p.api.get("/api-oee")
+    expect(recent.status).toBe(200)
+    expect(recent.body.data.total).toMatchObject({ good: 2147483647, scrap: 1, ideal_minutes: 12884901888 })
+  })
+
+  it("estimates near the largest double: reported while the numbers fit, a 409 saying why where they do not", async () => {
+    const p = await plant("OEE huge estimates", 1e308)
+    // 2026-03-02: one unit of 1e308 minutes over an hour's run
+    await p.api.post("/api-time-entries", { operation_id: p.op, start_time: "2026-03-02T08:00:00Z", end_time: "2026-03-02T09:00:00Z" })
+    await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 1, recorded_at: "2026-03-02T08:30:00Z" })
+    const fits = await p.api.get(`/api-oee?cell_id=${p.cell}&from=2026-03-02&to=2026-03-03`)
+    expect(fits.status).toBe(200)
+    expect(fits.body.data.rows[0]).toMatchObject({ ideal_minutes: 1e308, run_minutes: 60, performance: 1e308 / 60, quality: 1, availability: 1, oee: 1e308 / 60 })
+    expect(fits.body.data.total).toMatchObject({ ideal_minutes: 1e308, performance: 1e308 / 60 })
+    // 2026-03-04: ten units, 1e309 ideal minutes in the day's row
+    await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 10, recorded_at: "2026-03-04T08:30:00Z" })
+    // 2026-03-05 and 06: one unit each, each day's row fits and their total does not
+    await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 1, recorded_at: "2026-03-05T08:30:00Z" })
+    await p.api.post("/api-operation-quantities", { operation_id: p.op, good: 1, recorded_at: "2026-03-06T08:30:00Z" })
+    const refused = [
+      [`cell_id=${p.cell}&from=2026-03-04&to=2026-03-05`, "2026-03-04"],
+      ["from=2026-03-01&to=2026-03-08&group_by=cell", p.cell],
+      [`cell_id=${p.cell}&from=2026-03-05&to=2026-03-07`, "total"]
+    ]
+    for (const [q, group] of refused) {
+      const res = await p.api.get(`/api-oee?${q}`)
+      expectError(res, 409, "CONFLICT")
+      expect(res.body.error.message).toContain(`ideal_minutes of ${group} is past the largest number it can carry (1.7976931348623157e+308)`)
+      expect(res.body.error.message).toContain("estimated_time_minutes")
+    }
+    // the other windows and cells are reported
+    expect((await p.api.get(`/api-oee?cell_id=${p.cell}&from=2026-03-06&to=2026-03-07`)).body.data.total).toMatchObject({ ideal_minutes: 1e308, good: 1 })
+    expect((await p.api.get("/api-oee?from=2026-03-01&to=2026-03-04")).status).toBe(200)
+  })
 })
 
 describe("new events are registrable", () => {
@@ -468,6 +549,20 @@ describe("new events are registrable", () => {
 })
 
 describe("a timestamp without an offset is UTC (DECISIONS: dates and timestamps)", () => {
+  it("an offset past ±15:59 (which PostgreSQL cannot take, and no zone has) is DATE_FORMAT, not a database error; ±15:59 is taken", async () => {
+    for (const offset of ["+16:00", "-18:00", "+23:59", "-23:59"]) {
+      const at = `2026-01-01T10:00:00${offset}`
+      expectDetail(await api.post("/api-time-entries", { operation_id: mine.op2, start_time: at, end_time: "2026-01-03T00:00:00Z" }), "start_time", "DATE_FORMAT")
+      expectDetail(await api.post("/api-downtime", { cell_id: mine.cell, reason: "Offset", start_time: at, end_time: "2026-01-03T00:00:00Z" }), "start_time", "DATE_FORMAT")
+      expectDetail(await api.post("/api-operation-quantities", { operation_id: mine.op2, good: 1, recorded_at: at }), "recorded_at", "DATE_FORMAT")
+    }
+    const entry = await api.post("/api-time-entries", { operation_id: mine.op2, start_time: "2026-01-01T10:00:00+15:59", end_time: "2026-01-01T10:00:00-15:59" })
+    expect(entry.status, JSON.stringify(entry.body)).toBe(201)
+    expect(entry.body.data.time_entry).toMatchObject({ start_time: "2025-12-31T18:01:00.000Z", end_time: "2026-01-02T01:59:00.000Z" })
+    const q = await api.post("/api-operation-quantities", { operation_id: mine.op2, good: 1, recorded_at: "2026-01-01T10:00:00+1559" })
+    expect(q.body.data.operation_quantity.recorded_at).toBe("2025-12-31T18:01:00.000Z")
+  })
+
   it("in a body and a query, whatever the server's time zone and the database session's", async () => {
     const tz = process.env.TZ
     const pglite = testDatabaseKind() === "pglite"

@@ -3,7 +3,7 @@
 // contract), with a description added to every field that has none.
 import { OpenApi } from "effect/http-api"
 import { Api, BASE_PATH } from "@mes/adapters-http"
-import { issueAliases, jobAliases, operationAliases } from "@mes/domain"
+import { issueAliases, jobAliases, operationPatchAliases } from "@mes/domain"
 import type { RestRequest } from "./backend.ts"
 import type { Toolset } from "./toolsets.ts"
 
@@ -267,7 +267,7 @@ export const allTools = (): ReadonlyArray<ToolSpec> => {
       destructive: false,
       idempotent: true,
       inputSchema: bodyInput(doc, "/api-operations", "patch", { id: ID }),
-      aliases: Object.keys(operationAliases),
+      aliases: Object.keys(operationPatchAliases),
       outputSchema: RECORD_OUTPUT,
       request: (a) => ({ method: "PATCH", path: "/api-operations", query: { id: String(a.id ?? "") }, body: withoutId(a) }),
       result: (d) => ({ message: `Operation ${d.operation.operation_name} updated: status ${d.operation.status}`, value: d })

@@ -1,10 +1,12 @@
 // Every MCP tool through the SDK's real Client (in-memory transport) against a real REST server, with its
 // effect checked over REST; errors as isError results; unknown tools as protocol errors; tenants apart.
+import { PassThrough } from "node:stream"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { client as restClient, type Harness, startServer } from "../../adapters-http/test/harness.ts"
 import { createMcpServer, type McpOptions, restBackend } from "../src/index.ts"
+import { LineTransport } from "../src/stdio.ts"
 import { callTool, everyTool } from "./scenario.ts"
 
 let h: Harness
@@ -171,6 +173,64 @@ describe("arguments the input schema refuses", () => {
     expect(over.isError).toBe(true)
     expect(over.text).toMatch(/^VALIDATION_ERROR: /)
     expect(JSON.parse(over.text.split("\n")[1]!)).toEqual([expect.objectContaining({ field: "limit", constraint: "MAX_VALUE", value: 1001 })])
+  })
+
+  it("a number JSON reads as Infinity (1e400) and text with an unpaired surrogate get REST's answer, not a changed value", async () => {
+    const client = await connect(key)
+    const job = (await call(client, "create_job", { job_number: "MCP-INF", priority: 7, ...JOB })).structuredContent.job
+    // JSON.stringify wrote Infinity as null, which PATCH takes for "the default": the priority became 0
+    const byRest = await rest.patch(`/api-jobs?id=${job.id}`, undefined, { raw: '{"priority":1e400}' })
+    expect(byRest.body.error.details).toEqual([expect.objectContaining({ field: "priority", constraint: "MAX_VALUE" })])
+    for (const [priority, constraint] of [[Infinity, "MAX_VALUE"], [-Infinity, "MIN_VALUE"]] as const) {
+      const r = await call(client, "update_job", { id: job.id, priority })
+      expect([r.isError, r.text.split("\n")[0]]).toEqual([true, "VALIDATION_ERROR: Validation failed for job: 1 error"])
+      expect(JSON.parse(r.text.split("\n")[1]!)).toEqual([expect.objectContaining({ field: "priority", constraint })])
+    }
+    const bySame = await call(client, "update_job", { id: job.id, priority: Infinity })
+    expect(JSON.parse(bySame.text.split("\n")[1]!)).toEqual(byRest.body.error.details)
+    const nested = await call(client, "create_job", { job_number: "MCP-INF-2", parts: [{ part_number: "P", quantity: 1, operations: [{ operation_name: "Cut", sequence: 1, estimated_time_minutes: Infinity }] }] })
+    expect(JSON.parse(nested.text.split("\n")[1]!)).toEqual([expect.objectContaining({ field: "parts[0].operations[0].estimated_time_minutes", constraint: "MAX_VALUE" })])
+    // a URL carries an unpaired surrogate as U+FFFD, which was searched for; in a body JSON's escape keeps it
+    const search = await call(client, "fetch_jobs", { search: "MCP-INF\ud800" })
+    expect([search.isError, search.text]).toEqual([true, "BAD_REQUEST: query parameter search contains a NUL character or an unpaired surrogate"])
+    const customer = await call(client, "update_job", { id: job.id, customer: "Acme\udc00" })
+    expect(JSON.parse(customer.text.split("\n")[1]!)).toEqual([expect.objectContaining({ field: "customer", constraint: "PATTERN_MISMATCH" })])
+    expect((await rest.get(`/api-jobs?id=${job.id}`)).body.data.job).toMatchObject({ priority: 7, customer: null })
+    expect((await rest.get("/api-jobs?job_number=MCP-INF-2")).body.data.jobs).toEqual([])
+  })
+
+  it("over stdio, a tools/call line with 1e400 is REST's MAX_VALUE, and the job keeps its priority", async () => {
+    const job = (await rest.post("/api-jobs", { job_number: "MCP-INF-STDIO", priority: 7, ...JOB })).body.data.job
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    const server = createMcpServer(restBackend(h.url, key))
+    await server.connect(new LineTransport(stdin, stdout))
+    try {
+      const line = new Promise<any>((resolve) => {
+        let buffered = ""
+        stdout.on("data", (chunk: Buffer) => {
+          buffered += chunk.toString("utf8")
+          if (buffered.includes("\n")) resolve(JSON.parse(buffered.slice(0, buffered.indexOf("\n"))))
+        })
+      })
+      stdin.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"update_job","arguments":{"id":"${job.id}","priority":1e400}}}\n`)
+      const answer = await line
+      expect(answer.result.isError).toBe(true)
+      const [message, details] = (answer.result.content[0].text as string).split("\n")
+      expect([message, JSON.parse(details!)]).toEqual(["VALIDATION_ERROR: Validation failed for job: 1 error", [expect.objectContaining({ field: "priority", constraint: "MAX_VALUE" })]])
+      expect((await rest.get(`/api-jobs?id=${job.id}`)).body.data.job.priority).toBe(7)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("update_operation takes REST's instructions alias of notes, which PATCH takes", async () => {
+    const client = await connect(key)
+    const job = await call(client, "create_job", { job_number: "MCP-INSTR", ...JOB })
+    const operation = (await call(client, "fetch_tasks", { job_id: job.structuredContent.job.id })).structuredContent.operations[0].id
+    const r = await call(client, "update_operation", { id: operation, instructions: "use the jig" })
+    expect([r.isError, r.structuredContent?.operation.notes]).toEqual([undefined, "use the jig"])
+    expect((await rest.get(`/api-operations?id=${operation}`)).body.data.operation.notes).toBe("use the jig")
   })
 
   it("create_ncr's schema requires severity, which REST requires of an NCR", async () => {

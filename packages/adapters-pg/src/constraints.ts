@@ -1,7 +1,7 @@
 // One table from constraint name to domain error (ARCHITECTURE: errors). Every other SqlError is a defect.
 import * as Effect from "effect/Effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { Conflict, detail, validationFailed, type ValidationFailed } from "@mes/domain"
+import { Conflict, detail, operationSequenceExhausted, validationFailed, type ValidationFailed } from "@mes/domain"
 
 /**
  * What refuses an operation's delete (a row that references it without ON DELETE CASCADE), by constraint. A part's
@@ -60,7 +60,7 @@ const conflicts: Record<string, { readonly message: string; readonly field?: str
   substep_template_items_sequence_key: { message: "sequence already exists in this template", field: "sequence" },
   part_images_storage_key_key: { message: "this upload is attached to a part already", field: "storage_key" },
   // raised by an operation create without sequence on a part whose operations use the largest one (migration 0029)
-  operations_sequence_exhausted: { message: "the part's operations already use sequence 2147483647; give the new operation a sequence", field: "sequence" },
+  operations_sequence_exhausted: operationSequenceExhausted,
   // raised when a parent change would close a loop that the write's own check could not see: another parent change
   // of the tenant committed while it ran (migration 0035); retried, the request is answered 422 CIRCULAR_REFERENCE
   batches_parent_cycle: {

@@ -1022,6 +1022,127 @@ describe("flags of the CLI", () => {
   })
 })
 
+describe("what a black-box probe of the CLI found (issue 13 follow-up)", () => {
+  it("mes key list lists every key of a tenant, past the API's page of 1,000, the oldest first; --json stays one object", async () => {
+    const t = await json(["tenant", "create", "--name", "Many keys"])
+    await sqlOf(`INSERT INTO api_keys (tenant_id, id, key_prefix, key_hash, environment, name, created_at)
+      SELECT '${t.tenant_id}', gen_random_uuid(), 'svc_live_bulk000', md5('${t.tenant_id}' || i), 'live', 'bulk ' || lpad(i::text, 4, '0'), now() + i * interval '1 second'
+      FROM generate_series(1, 2100) i`)
+    // it listed the newest 1,000 alone, without a word
+    const listed = (await json(["key", "list", "--tenant", t.tenant_id])).api_keys as Array<{ id: string; name: string }>
+    expect(listed.map((k) => k.name)).toEqual(["initial", ...Array.from({ length: 2100 }, (_, i) => `bulk ${String(i + 1).padStart(4, "0")}`)])
+    expect(new Set(listed.map((k) => k.id)).size).toBe(2101)
+    const readable = await mes(["key", "list", "--tenant", t.tenant_id])
+    expect([readable.code, readable.stdout.trimEnd().split("\n").length]).toEqual([0, 2101])
+  })
+
+  it("mes tenant create checks --name by the domain's rule: not blank, one line, at most 255 characters (not UTF-16 units)", async () => {
+    const refused: Array<[string, string]> = [
+      ["", "--name: name must not be empty or blank"],
+      // it said "--name must be 1-255 characters" for a name of blanks
+      [" \t ", "--name: name must not be empty or blank"],
+      ["Acme\tSteel", "--name: name must be one line of text, without a tab, a line break or another control character"],
+      ["Acme\nSteel", "--name: name must be one line of text"],
+      ["x".repeat(256), "--name: name must have a length of at most 255"],
+      ["😀".repeat(256), "--name: name must have a length of at most 255"]
+    ]
+    for (const [name, message] of refused) {
+      const r = await mes(["tenant", "create", "--name", name, "--json"])
+      expect([JSON.stringify(name).slice(0, 20), r.code, r.stdout, r.stderr]).toEqual([JSON.stringify(name).slice(0, 20), 1, "", expect.stringContaining(message)])
+    }
+    // 255 emoji are 510 UTF-16 units: refused as more than 255 "characters" before
+    const created: Array<string> = []
+    for (const name of ["😀".repeat(255), "  Ünïcødé Steel  "]) created.push((await json(["tenant", "create", "--name", name])).tenant_id)
+    const names = (await json(["tenant", "list"])).tenants.filter((t: { id: string }) => created.includes(t.id)).map((t: { name: string }) => t.name)
+    expect(names.sort()).toEqual(["Ünïcødé Steel", "😀".repeat(255)].sort())
+  })
+
+  it("a usage error goes to stderr, with the command's usage line and exit 1, stdout empty; a stray -shop is one too", async () => {
+    const cases: Array<[Array<string>, string, string]> = [
+      [["tenant", "create", "--nme", "X"], "--nme", "mes tenant create"],
+      [["tenant", "create", "--name"], "--name", "mes tenant create"],
+      [["tenant", "create", "--name", "X", "--plan", "gold"], "gold", "mes tenant create"],
+      [["key", "list", "--tenant"], "--tenant", "mes key list"],
+      // effect/cli read -shop as -s -h -o -p: its h printed the help, exit 0, nothing done; -vendor's v the version
+      [["tenant", "create", "-shop", "--name", "X"], "Unrecognized flag: -shop in command mes tenant create: mes has no short flags but -h (help) and -v (version)", "mes tenant create"],
+      [["key", "list", "-vendor", "--tenant", tenantId], "Unrecognized flag: -vendor", "mes key list"],
+      [["-shop"], "Unrecognized flag: -shop", "mes"]
+    ]
+    for (const [args, error, command] of cases) {
+      const r = await mes(args)
+      expect([args.join(" "), r.code, r.stdout]).toEqual([args.join(" "), 1, ""])
+      expect(r.stderr, args.join(" ")).toContain(error)
+      expect(r.stderr, args.join(" ")).toContain(`Run '${command} --help' for its flags and examples.`)
+    }
+    expect((await mes(["tenant", "create", "--nme", "X"])).stderr).toContain("USAGE\n  mes tenant create ")
+    // help and version asked for are output, on stdout
+    const help = await mes(["tenant", "create", "--help"])
+    expect([help.code, help.stdout, help.stderr]).toEqual([0, expect.stringContaining("DESCRIPTION"), ""])
+    const version = await mes(["-v"])
+    expect([version.code, version.stdout, version.stderr]).toEqual([0, expect.stringContaining("0.1.0"), ""])
+  })
+
+  it("mes token issue refuses a token the API would refuse: a tenant's that is not active, an admin token for an operator", async () => {
+    const t = await json(["tenant", "create", "--name", "Token rules"])
+    const operator = (await json(["profile", "create", "--tenant", t.tenant_id, "--name", "Olga Operator"])).profile_id as string
+    const admin = (await json(["profile", "create", "--tenant", t.tenant_id, "--name", "Boss", "--role", "admin"])).profile_id as string
+    const issue = (profile: string, role: string, tenant: string = t.tenant_id) =>
+      mes(["token", "issue", "--tenant", tenant, "--profile", profile, "--role", role, "--json"], { MES_JWT_SECRET: SECRET })
+    // it signed one whose admin role the API never grants (403 on the export, key management)
+    const promoted = await issue(operator, "admin")
+    expect([promoted.code, promoted.stdout]).toEqual([1, ""])
+    expect(promoted.stderr).toContain(`Profile ${operator} is an operator, not an admin: a token with --role admin would get no admin rights`)
+    // an operator's own, and an admin's with an operator's rights, are signed
+    for (const [profile, role] of [[operator, "operator"], [admin, "operator"], [admin, "admin"]] as const) {
+      const r = await issue(profile, role)
+      expect([role, r.code, r.stderr]).toEqual([role, 0, ""])
+      const { payload } = await jwtVerify(JSON.parse(r.stdout).token, new TextEncoder().encode(SECRET), { algorithms: ["HS256"] })
+      expect(payload.role).toBe(role)
+    }
+    // it signed tokens of a suspended tenant, every one of them 401
+    await sqlOf(`UPDATE tenants SET status = 'suspended' WHERE id = '${t.tenant_id}'`)
+    const suspended = await issue(admin, "admin")
+    expect([suspended.code, suspended.stdout]).toEqual([1, ""])
+    expect(suspended.stderr).toContain(`Tenant ${t.tenant_id} is suspended, not active: the API refuses its session tokens (401)`)
+    const unknown = await issue(admin, "admin", "00000000-0000-4000-8000-000000000000")
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("Tenant 00000000-0000-4000-8000-000000000000 not found")])
+  })
+
+  it("mes import reads a tab-separated .txt, Excel's sep= line, column names in any case, and - as standard input", async () => {
+    const imported = async (args: Array<string>, input?: string) => {
+      const r = await start(["import", ...args, "--tenant", tenantId, "--json"], {}, BIN, input).exited
+      return { ...r, summary: r.stdout === "" ? undefined : JSON.parse(r.stdout) }
+    }
+    // a .txt was read as JSON ("cannot read … as JSON: Unexpected token"); capitalized columns were ignored
+    const txt = await imported([write("book.txt", "External_ID\tJOB_NUMBER\tCustomer\tRemark\nTXT-J1\tTXT-1\tAcme\tcall\n")])
+    expect([txt.code, txt.summary], txt.stderr).toEqual([0, expect.objectContaining({ created: 1, errors: 0, ignored_columns: ["Remark"] })])
+    // a name that says no format, holding JSON
+    const jsonTxt = await imported([write("book-json.txt", '  [{"external_id":"TXTJ-J1","job_number":"TXTJ-1"}]')])
+    expect([jsonTxt.code, jsonTxt.summary?.created], jsonTxt.stderr).toEqual([0, 1])
+    // Excel's first line naming the separator was read as the header (one column, "sep=;"), every record refused;
+    // a line number counts it
+    const excel = await imported([write("excel.csv", "sep=;\r\nexternal_id;job_number;customer;part_external_id;part_number;quantity;operation_external_id;operation_name;sequence;estimated_time_minutes\r\n" +
+      "SEPL-J1;SEPL-1;Acme, Inc.;SEPL-P1;P;2;SEPL-O1;Laser;1;12,5\r\nSEPL-J2;SEPL-2;Beta;SEPL-P2;P;x;;;;\r\n")])
+    expect([excel.code, excel.summary?.created, excel.summary?.ignored_columns], excel.stderr).toEqual([1, 1, []])
+    expect(excel.summary.record_errors).toEqual([expect.objectContaining({ external_id: "SEPL-J2", error: "line 4, column quantity: 'x' is not a decimal number" })])
+    const minutes = await sqlOf(`SELECT o.estimated_time_minutes FROM operations o JOIN parts p ON p.id = o.part_id JOIN jobs j ON j.id = p.job_id WHERE j.tenant_id = '${tenantId}' AND j.job_number = 'SEPL-1'`)
+    expect(minutes.map((o) => Number(o.estimated_time_minutes))).toEqual([12.5])
+    // a column named twice in two cases is named twice
+    const twice = await imported([write("twice-case.csv", "external_id,job_number,EXTERNAL_ID\nTW-J1,TW-1,TW-J2\n")])
+    expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining("the header names external_id (columns 1 and 3) more than once")])
+    // - is standard input (it was "no such file: -"), CSV or JSON by what it holds; nothing is written beside it
+    const csvIn = await imported(["-"], "external_id,job_number\nSTDIN-J2,STDIN-2\n")
+    expect([csvIn.code, csvIn.summary?.created, csvIn.summary?.file], csvIn.stderr).toEqual([0, 1, "-"])
+    const jsonIn = await imported(["-"], '[{"external_id":"STDIN-J3","job_number":"STDIN-3"}]')
+    expect([jsonIn.code, jsonIn.summary?.created], jsonIn.stderr).toEqual([0, 1])
+    const readable = await start(["import", "-", "--tenant", tenantId], {}, BIN, "{not json").exited
+    expect([readable.code, readable.stderr]).toEqual([1, expect.stringContaining("cannot read standard input as JSON: ")])
+    expect(existsSync(join(tmp, "-.mes-import.json"))).toBe(false)
+    const rows = await sqlOf(`SELECT job_number, customer FROM jobs WHERE tenant_id = '${tenantId}' AND job_number IN ('TXT-1', 'TXTJ-1', 'STDIN-2', 'STDIN-3') ORDER BY job_number`)
+    expect(rows).toEqual([{ job_number: "STDIN-2", customer: null }, { job_number: "STDIN-3", customer: null }, { job_number: "TXT-1", customer: "Acme" }, { job_number: "TXTJ-1", customer: null }])
+  })
+})
+
 describe("the compile cache of Node 22.1+ (bin/mes.js)", () => {
   /** Files V8's code cache holds under `dir` (TMPDIR/node-compile-cache/<Node's version hash>/…). */
   const cached = (dir: string) =>

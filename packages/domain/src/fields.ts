@@ -62,28 +62,76 @@ const side = (s: string, instant: boolean): -1 | 0 | 1 => {
   return t < FIRST_MS ? -1 : t > LAST_MS ? 1 : 0
 }
 
-/** A date or timestamp in the API's form (a year of four digits), or one whose year is outside the range however written. */
-const isIsoForm = (s: string, instant: boolean): boolean => {
+/**
+ * The largest UTC offset PostgreSQL takes (±15:59; JavaScript takes ±23:59). No zone is past ±14:00: a larger one is
+ * refused as malformed, where PostgreSQL had failed the write (500).
+ */
+const MAX_OFFSET_MINUTES = 15 * 60 + 59
+
+/** Whether the offset (group 5) of a date or timestamp in ISO's form, if any, is one PostgreSQL takes. */
+const offsetFits = (s: string): boolean => {
+  const m = /([+-])(\d{2}):?(\d{2})$/.exec(ISO.exec(s)![5] ?? "")
+  return m === null || Number(m[2]) * 60 + Number(m[3]) <= MAX_OFFSET_MINUTES
+}
+
+/**
+ * A date or timestamp in the API's form (a year of four digits, a time of day and an offset that are ones), or one
+ * whose year is outside the range however written. A date's time is checked as a timestamp's: PostgreSQL reads it
+ * (`2026-01-01T25:00:00Z` failed a date field's write).
+ */
+const isIsoForm = (s: string): boolean => {
   const y = isoYear(s)
   if (y === undefined) return false
   if (y < 1 || y > 9999) return true
-  return /^\d{4}-/.test(s) && (!instant || !Number.isNaN(isoInstant(s)))
+  return /^\d{4}-/.test(s) && !Number.isNaN(isoInstant(s)) && offsetFits(s)
 }
 
 /** The checks of a date or timestamp: its form (DATE_FORMAT, checked first), then the range (MIN_VALUE, MAX_VALUE). */
 const isoChecks = (instant: boolean, id: string, expected: string) => {
   const payload = instant ? INSTANT_RANGE : DATE_RANGE
   return [
-    Schema.makeFilter<string>((s) => isIsoForm(s, instant), { representation: { id, payload: {} }, expected } as any, true),
+    Schema.makeFilter<string>((s) => isIsoForm(s), { representation: { id, payload: {} }, expected } as any, true),
     Schema.makeFilter<string>((s) => side(s, instant) !== -1, { representation: { id: "mes/isIsoNotBefore", payload } } as any),
     Schema.makeFilter<string>((s) => side(s, instant) !== 1, { representation: { id: "mes/isIsoNotAfter", payload } } as any)
   ] as const
 }
 
+/** The characters of a string, counted as Unicode code points: an emoji is one, where its UTF-16 length is 2. */
+const charCount = (s: string): number => {
+  let n = 0
+  for (const _ of s) n++
+  return n
+}
+
+/**
+ * Whether a string has at least `min` characters, counted as code points (as spec 8's "chars", PostgreSQL's
+ * `char_length` and JSON Schema's `minLength` count them; Effect's isMinLength counts UTF-16 units). A string has at
+ * most as many code points as UTF-16 units and at least half as many: most are settled without counting.
+ */
+export const hasAtLeastChars = (s: string, min: number): boolean => s.length >= 2 * min || (s.length >= min && charCount(s) >= min)
+
+/** Whether a string has at most `max` characters (code points, see hasAtLeastChars). */
+export const hasAtMostChars = (s: string, max: number): boolean => s.length <= max || (s.length <= 2 * max && charCount(s) <= max)
+
+/** A length check of text in characters (code points), JSON Schema's `keyword` with the same count. */
+const charLimit = (keyword: "minLength" | "maxLength", n: number, holds: (s: string) => boolean) =>
+  Schema.makeFilter<string>(holds, {
+    expected: `a string of ${keyword === "minLength" ? "at least" : "at most"} ${n} characters`,
+    representation: { id: keyword === "minLength" ? "mes/isMinChars" : "mes/isMaxChars", payload: { [keyword]: n } },
+    toJsonSchema: () => ({ [keyword]: n }),
+    arbitraryConstraint: { [keyword]: n }
+  } as any)
+
+/** The length checks of every text field: at least `minLength` characters (code points), else a MIN_LENGTH detail. */
+export const isMinChars = (minLength: number) => charLimit("minLength", minLength, (s) => hasAtLeastChars(s, minLength))
+
+/** At most `maxLength` characters (code points), else a MAX_LENGTH detail. */
+export const isMaxChars = (maxLength: number) => charLimit("maxLength", maxLength, (s) => hasAtMostChars(s, maxLength))
+
 export const Uuid = Schema.String.check(Schema.isUUID())
 export const Text = Schema.String
-export const Name255 = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
-export const Max255 = Schema.String.check(Schema.isMaxLength(255))
+export const Name255 = Schema.String.check(isMinChars(1), isMaxChars(255))
+export const Max255 = Schema.String.check(isMaxChars(255))
 /** The range of PostgreSQL `integer`: a larger value is a MAX_VALUE detail, not a database error. */
 export const INT4_MAX = 2147483647
 export const Int32 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(-INT4_MAX - 1), Schema.isLessThanOrEqualTo(INT4_MAX))
@@ -114,7 +162,7 @@ export const IsoTimestamp = Schema.String.check(...isoChecks(true, "mes/isIsoTim
  * fails, IsoTimestamp's checks in their order: the form (DATE_FORMAT), then the range (MIN_VALUE, MAX_VALUE).
  */
 export const readInstant = (s: string): number | "DATE_FORMAT" | "MIN_VALUE" | "MAX_VALUE" => {
-  if (!isIsoForm(s, true)) return "DATE_FORMAT"
+  if (!isIsoForm(s)) return "DATE_FORMAT"
   const at = side(s, true)
   return at === -1 ? "MIN_VALUE" : at === 1 ? "MAX_VALUE" : isoInstant(s)
 }

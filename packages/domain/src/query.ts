@@ -98,6 +98,10 @@ const pageLimit = (raw: string | undefined) =>
 export const decodeLimit = (raw: string | undefined) =>
   Effect.flatMap(pageLimit(raw), ({ details, limit }) => Effect.as(failIfAny("query", details), limit))
 
+/** The 400 of a query parameter PostgreSQL cannot store (MCP's too, for text a URL cannot carry). */
+export const unstorableParameter = (name: string) =>
+  new BadRequest({ message: `query parameter ${name} contains a NUL character or an unpaired surrogate` })
+
 export const decodeListQuery = <F extends Record<string, FilterKind>, S extends string>(
   spec: ListSpec<F, S>,
   input: Readonly<Record<string, string>>
@@ -105,7 +109,7 @@ export const decodeListQuery = <F extends Record<string, FilterKind>, S extends 
   Effect.gen(function*() {
     const raw: Record<string, string> = { ...input }
     for (const [name, v] of Object.entries(raw)) {
-      if (!isStorableText(v)) return yield* new BadRequest({ message: `query parameter ${name} contains a NUL character or an unpaired surrogate` })
+      if (!isStorableText(v)) return yield* unstorableParameter(name)
     }
     for (const [alias, canonical] of Object.entries(spec.aliases ?? {})) {
       if (raw[alias] !== undefined && raw[canonical] === undefined) raw[canonical] = raw[alias]

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationFailed } from "./errors.ts"
-import { isoRangeMessage } from "./fields.ts"
+import { hasAtMostChars, isoRangeMessage } from "./fields.ts"
 
 export type Constraint =
   | "NOT_NULL"
@@ -96,6 +96,8 @@ const filterConstraint: Record<string, Constraint> = {
   "effect/schema/isMinLength": "MIN_LENGTH",
   "effect/schema/isMaxLength": "MAX_LENGTH",
   "effect/schema/isLengthBetween": "MAX_LENGTH",
+  "mes/isMinChars": "MIN_LENGTH",
+  "mes/isMaxChars": "MAX_LENGTH",
   "effect/schema/isGreaterThanOrEqualTo": "MIN_VALUE",
   "effect/schema/isGreaterThan": "MIN_VALUE",
   "effect/schema/isLessThanOrEqualTo": "MAX_VALUE",
@@ -233,8 +235,14 @@ export const issueDetails = (root: string, input: unknown, issue: SchemaIssue.Is
   })
 }
 
-// NUL, and UTF-16 halves without their other half: PostgreSQL's text, json and jsonb cannot hold them
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+// UTF-16 halves without their other half: UTF-8 (a URL's query) cannot carry them, only JSON's \u escapes
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+// NUL, and unpaired surrogates: PostgreSQL's text, json and jsonb cannot hold them
+const UNSTORABLE = new RegExp(`\\u0000|${UNPAIRED_SURROGATE.source}`)
+
+/** True for a string with a UTF-16 half without its other half (which a URL would carry as U+FFFD). */
+export const hasUnpairedSurrogate = (s: string): boolean => UNPAIRED_SURROGATE.test(s)
 
 /** False for a string PostgreSQL cannot store (a NUL character or an unpaired surrogate). */
 export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s)
@@ -253,9 +261,9 @@ export const utf8Text = (bytes: Uint8Array | ArrayBuffer): string | undefined =>
   }
 }
 
-/** A value worth looking up in a unique name column: a storable string of 1 to 255 characters. */
+/** A value worth looking up in a unique name column: a storable string of 1 to 255 characters (code points). */
 export const isNameCandidate = (v: unknown): v is string =>
-  typeof v === "string" && v.length > 0 && v.length <= 255 && isStorableText(v)
+  typeof v === "string" && v.length > 0 && hasAtMostChars(v, 255) && isStorableText(v)
 
 /** Deeper input is refused: 400 for a body (the HTTP layer), a MAX_LENGTH detail in the domain (`unstorableDetails`). */
 export const MAX_INPUT_DEPTH = 64
@@ -276,11 +284,12 @@ export const nestsDeeperThan = (value: unknown, max: number): boolean => {
 }
 
 /**
- * True when a string or field name anywhere in `value` cannot be stored, or arrays and objects nest deeper than
+ * True when a string, number or field name anywhere in `value` cannot be stored, or arrays and objects nest deeper than
  * MAX_INPUT_DEPTH (as `nestsDeeperThan`): the input needs `unstorableDetails`' closer look.
  */
 const needsACloserLook = (value: unknown, depth: number): boolean => {
   if (typeof value === "string") return !isStorableText(value)
+  if (typeof value === "number") return !Number.isFinite(value)
   if (value === null || typeof value !== "object") return false
   if (depth >= MAX_INPUT_DEPTH) return true
   if (Array.isArray(value)) {
@@ -301,8 +310,18 @@ const fieldOf = (path: Path): Path => {
 }
 
 /**
+ * A number JSON read as ±Infinity (`1e400`): JSON has no such value, so in free JSON (`metadata`) it was stored as
+ * null. MAX_VALUE (MIN_VALUE below zero) at its path, as a typed number field says of it.
+ */
+const infinite = (root: string, input: unknown, path: Path, v: number) =>
+  detail(root, input, path, v > 0 ? "MAX_VALUE" : "MIN_VALUE", `${formatPath(path) || root} is too ${v > 0 ? "large" : "small"} to be stored (beyond ±1.7976931348623157e+308)`, v)
+
+/** Whether `d` is an `infinite` detail. */
+const isInfinite = (d: ValidationDetail) => typeof d.value === "number" && !Number.isFinite(d.value) && (d.constraint === "MAX_VALUE" || d.constraint === "MIN_VALUE")
+
+/**
  * One detail (PATTERN_MISMATCH, with the field's path) for every string of the input, key or value, that
- * PostgreSQL cannot store, and one (MAX_LENGTH, without the value) for each field whose arrays and objects nest
+ * PostgreSQL cannot store, one (`infinite`) for every number beyond a double's range, and one (MAX_LENGTH, without the value) for each field whose arrays and objects nest
  * deeper than MAX_INPUT_DEPTH, which the HTTP layer refuses with 400 before: an adapter without that check (the
  * import, an embedding service) gets a validation error where the plan's JSON would overflow the stack.
  * Iterative, so hostile nesting cannot exhaust the stack.
@@ -320,6 +339,8 @@ export const unstorableDetails = (root: string, input: unknown): Array<Validatio
       if (!isStorableText(v)) {
         out.push(detail(root, input, path, "PATTERN_MISMATCH", `${formatPath(path) || root} contains a character that cannot be stored (NUL or an unpaired UTF-16 surrogate)`, v))
       }
+    } else if (typeof v === "number") {
+      if (!Number.isFinite(v)) out.push(infinite(root, input, path, v))
     } else if (v !== null && typeof v === "object" && path.length >= MAX_INPUT_DEPTH) {
       const field = fieldOf(path)
       const name = formatPath(field)
@@ -387,6 +408,9 @@ export const decodeInput = <S extends Schema.Top & { readonly DecodingServices: 
     if (Exit.isSuccess(exit)) return extra.length === 0 ? Effect.succeed(exit.value) : Effect.fail(validationFailed(root, extra))
     const err = exit.cause.reasons.find((r) => r._tag === "Fail") as { error: Schema.SchemaError } | undefined
     if (err === undefined) return Effect.die(exit.cause)
-    return Effect.fail(validationFailed(root, [...extra, ...issueDetails(root, input, err.error.issue)]))
+    // a field the schema refuses is said to be wrong once: a typed number's own bound, or a string's type, alone
+    const issues = issueDetails(root, input, err.error.issue)
+    const refused = new Set(issues.map((d) => d.field))
+    return Effect.fail(validationFailed(root, [...extra.filter((d) => !(isInfinite(d) && refused.has(d.field))), ...issues]))
   }
 }

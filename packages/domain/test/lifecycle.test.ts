@@ -7,6 +7,7 @@ import {
   completeFromAnyState,
   decide,
   InvalidStateTransition,
+  jobCreatedMoves,
   jobMachine,
   operationMachine,
   refuseMove,
@@ -152,5 +153,16 @@ describe("batch lifecycle (spec 3.3)", () => {
 
   it("add-operations needs draft or ready", () => {
     expect([...addOperationsFrom]).toEqual(["draft", "ready"])
+  })
+})
+
+describe("a job created in a status of its own", () => {
+  it("carries the moves that lead there from not_started: none, start, start+stop, start+complete", () => {
+    expect(Object.fromEntries([...jobCreatedMoves].map(([to, moves]) => [to, moves.map((t) => t.action)]))).toEqual({
+      not_started: [],
+      in_progress: ["start"],
+      on_hold: ["start", "stop"],
+      completed: ["start", "complete"]
+    })
   })
 })

@@ -46,6 +46,17 @@ describe("distributeBatchTime", () => {
     expect(shares.every((s) => s.tracked_seconds === 125)).toBe(true)
   })
 
+  it("estimates near the largest double share as their ratios say, with the weights as given", () => {
+    expect(distributeBatchTime(3601, ops(1e308, 1e308)).map((s) => [s.share_seconds, s.weight])).toEqual([[1801, 1e308], [1800, 1e308]])
+    expect(distributeBatchTime(3600, ops(Number.MAX_VALUE)).map((s) => s.share_seconds)).toEqual([3600])
+    expect(distributeBatchTime(4000, ops(1.5e308, 0.5e308, 0)).map((s) => s.share_seconds)).toEqual([3000, 1000, 0])
+    // a weight tiny beside the largest counts as 0: its share is far below a second
+    expect(distributeBatchTime(3600, ops(1e308, 5e-324, 1e308)).map((s) => [s.share_seconds, s.weight])).toEqual([[1800, 1e308], [0, 5e-324], [1800, 1e308]])
+    expect(distributeBatchTime(3600, ops(1e-250, 1e100)).map((s) => s.share_seconds)).toEqual([0, 3600])
+    // a tracked time past int4 (an entry started decades ago)
+    expect(sum(distributeBatchTime(3_000_000_000, ops(1, 2, 1e308)))).toBe(3_000_000_000)
+  })
+
   it("no operations, no shares", () => {
     expect(distributeBatchTime(100, [])).toEqual([])
   })

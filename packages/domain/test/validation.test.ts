@@ -455,6 +455,41 @@ describe("decodeInput: job create (spec 7.3)", () => {
     })
   })
 
+  describe("a date's or timestamp's time of day and offset", () => {
+    const decodeEntry = decodeInput(TimeEntryCreate, "time_entry")
+    const entry = (start_time: string) => ({ operation_id: "01a2384f-e23a-7c5b-9b1f-cd8453a71487", start_time })
+    const BAD_TIME = ["2026-01-01T25:00:00Z", "2026-01-01T10:60Z", "2026-01-01T12:00:61Z", "2026-01-01T24:30:00Z", "2026-01-01T10:00:00+99:99", "2026-01-01T10:00:00+15:60"]
+    const BAD_OFFSET = ["+16:00", "-16:00", "+1600", "-18:00", "+23:59", "-23:59"].map((z) => `2026-01-01T10:00:00${z}`)
+
+    it("a date's time of day and offset are checked as a timestamp's: one that is none, or an offset past ±15:59, is DATE_FORMAT", () => {
+      for (const due_date of [...BAD_TIME, ...BAD_OFFSET]) {
+        expect(at(jobErrors(job({ due_date })), "due_date"), due_date).toMatchObject({ constraint: "DATE_FORMAT", message: "due_date must be an ISO 8601 date" })
+      }
+      for (const due_date of ["2026-01-01T24:00:00Z", "2026-01-01T10:00:00+15:59", "2026-01-01T10:00:00-1559", "2026-01-01 23:59:59.999999-05:00"]) {
+        expect(Effect.runSync(decodeJob(job({ due_date }))).due_date, due_date).toBe(due_date)
+      }
+    })
+
+    it("a timestamp's offset past ±15:59 (which JavaScript reads and PostgreSQL refuses) is DATE_FORMAT, in a body and a query", () => {
+      for (const start_time of [...BAD_TIME, ...BAD_OFFSET]) {
+        expect(only(failure(decodeEntry(entry(start_time))).details), start_time).toMatchObject({ field: "start_time", constraint: "DATE_FORMAT" })
+        expect(queryInstant("from", start_time), start_time).toMatchObject({ field: "from", constraint: "DATE_FORMAT" })
+      }
+      expect(Effect.runSync(decodeEntry(entry("2026-01-01T10:00:00-15:59"))).start_time).toBe("2026-01-01T10:00:00-15:59")
+      expect(queryInstant("from", "2026-01-01T10:00:00+15:59")).toBe(Date.parse("2025-12-31T18:01:00Z"))
+    })
+  })
+
+  describe("length limits count characters (code points)", () => {
+    it("255 emoji are a job_number of 255 characters, 256 are MAX_LENGTH; an empty one MIN_LENGTH", () => {
+      expect(Effect.runSync(decodeJob(job({ job_number: "😀".repeat(255) }))).job_number).toBe("😀".repeat(255))
+      expect(at(jobErrors(job({ job_number: "😀".repeat(256) })), "job_number")).toMatchObject({ constraint: "MAX_LENGTH", message: "job_number must have a length of at most 255" })
+      expect(at(jobErrors(job({ job_number: "" })), "job_number")).toMatchObject({ constraint: "MIN_LENGTH", message: "job_number must have a length of at least 1" })
+      // an unpaired surrogate is one code point (and refused as unstorable, not by its length)
+      expect(at(jobErrors(job({ job_number: `${"😀".repeat(254)}\ud800` })), "job_number").constraint).toBe("PATTERN_MISMATCH")
+    })
+  })
+
   describe("years 0001 to 9999 (DECISIONS: dates and timestamps)", () => {
     const dateRange = "due_date must be between 0001-01-01 and 9999-12-31"
     const timeRange = "start_time must be between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z"
@@ -725,6 +760,15 @@ describe("input PostgreSQL cannot store (issue 8)", () => {
     expect(details.map((d) => [d.field, d.constraint, d.entityType, d.entityIndex])).toEqual([
       ["parts[0].operations[0].notes", "PATTERN_MISMATCH", "operation", 0],
       ["metadata.k\ud800", "PATTERN_MISMATCH", "job", 0]
+    ])
+  })
+
+  it("unstorableDetails names every number beyond a double's range (JSON's 1e400, read as ±Infinity) by its path", () => {
+    const input = { metadata: { a: Infinity, b: [1.5e308, -Infinity], c: Number.MAX_VALUE }, parts: [{ metadata: { n: -Infinity } }] }
+    expect(unstorableDetails("job", input).map((d) => [d.field, d.constraint, d.entityType, d.entityIndex])).toEqual([
+      ["metadata.a", "MAX_VALUE", "job", 0],
+      ["metadata.b[1]", "MIN_VALUE", "job", 0],
+      ["parts[0].metadata.n", "MIN_VALUE", "part", 0]
     ])
   })
 

@@ -3,7 +3,7 @@
 // HMAC-SHA256 signature covers its method, key, content type, size limit and expiry, so none can be changed.
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { link, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -109,6 +109,11 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
     const path = resolve(root, key)
     return path.startsWith(root + sep) ? path : undefined
   }
+  /**
+   * Where the file of an attached key is kept: a hard link to the upload as it was when POST /api-parts-images took it
+   * (`seal`). GET serves it, and no PUT replaces it (a PUT renames a new file over the upload's own name only).
+   */
+  const sealedOf = (path: string) => `${path}.attached`
   const signature = (s: Signed) =>
     createHmac("sha256", secret).update([s.method, s.key, s.contentType, String(s.maxBytes), String(s.expires)].join("\n")).digest("hex")
   const urlOf = (s: Signed) => {
@@ -123,17 +128,19 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
   const expiry = () => Date.now() + Duration.toMillis(o.urlTtl)
 
   const storage = Storage.of({
-    stat: (key) =>
+    seal: (key) =>
       Effect.promise(async () => {
         const path = pathOf(key)
         const type = typeOfKey(key)
         if (path === undefined || type === undefined) return undefined
-        const s = await stat(path).catch(() => undefined)
+        // one sealed before (the key attached already, or its attachment refused after) stays as it is
+        await link(path, sealedOf(path)).catch(() => undefined)
+        const s = await stat(sealedOf(path)).catch(() => undefined)
         return s?.isFile() ? { size: s.size, contentType: type } : undefined
       }),
     remove: (key) => Effect.promise(async () => {
       const path = pathOf(key)
-      if (path !== undefined) await rm(path, { force: true })
+      if (path !== undefined) await Promise.all([rm(sealedOf(path), { force: true }), rm(path, { force: true })])
     })
   })
 
@@ -171,12 +178,18 @@ export const localDiskStorage = (o: StorageOptions, basePath: string) => {
       }
       if (!Number.isFinite(expires) || expires < Date.now()) return fail(403, "FORBIDDEN", "The URL has expired; ask for a new one")
       if (method === "GET") {
-        const bytes = yield* Effect.promise(() => readFile(path).then((b) => new Uint8Array(b)).catch(() => undefined))
+        // an image attached before files were sealed has its upload only
+        const bytes = yield* Effect.promise(() =>
+          readFile(sealedOf(path)).catch(() => readFile(path)).then((b) => new Uint8Array(b)).catch(() => undefined)
+        )
         if (bytes === undefined) return fail(404, "NOT_FOUND", "No such file")
         return HttpServerResponse.uint8Array(bytes, {
           contentType: typeOfKey(key)!,
           headers: { "cache-control": "private, max-age=300", "access-control-allow-origin": "*" }
         })
+      }
+      if (yield* Effect.promise(() => stat(sealedOf(path)).then(() => true, () => false))) {
+        return fail(409, "CONFLICT", "This upload is attached to a part image already and stays as it was; ask POST /api-upload-url for a new URL")
       }
       if ((request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() !== contentType) {
         return fail(415, "UNSUPPORTED_MEDIA_TYPE", `This URL takes Content-Type ${contentType} only`)

@@ -159,6 +159,25 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   })
 
   /**
+   * Those of the operations `ops` (a uuid[] parameter) in a batch that is not cancelled (`more`: a further condition on
+   * `bo`): a cancelled batch never runs its operations, so a create or add-operations takes them from it (`freed`).
+   */
+  const heldBy = (tenant: string, ops: string, more = "") => `SELECT bo.operation_id FROM batch_operations bo
+    JOIN batches hb ON hb.tenant_id = bo.tenant_id AND hb.id = bo.batch_id
+    WHERE bo.tenant_id = ${tenant} AND bo.operation_id = ANY (${ops}::uuid[]) AND hb.status <> 'cancelled'${more}`
+  /**
+   * The operations `ops` that were in a cancelled batch, taken out of it once the batch `m` is written (cancelled is
+   * final, and a batch seen cancelled was committed so); the append (`bo`) reads this first, so its insert follows.
+   */
+  const freed = (tenant: string, ops: string): readonly [string, string] => ["freed", `DELETE FROM batch_operations bo USING m, batches hb
+    WHERE bo.tenant_id = ${tenant} AND bo.operation_id = ANY (${ops}::uuid[]) AND hb.tenant_id = bo.tenant_id
+      AND hb.id = bo.batch_id AND hb.status = 'cancelled'
+    RETURNING bo.operation_id`]
+  /** The append of `ops` to the batch `m` (migration 0031), after `freed`. */
+  const append = (tenant: string, ops: string): readonly [string, string] =>
+    ["bo", `SELECT mes_append_batch_operations(${tenant}, m.id, ${liveJobs(tenant, ops)}) AS ids FROM m CROSS JOIN (SELECT count(*) FROM freed) f`]
+
+  /**
    * The operation ids `ops` (a uuid[] parameter) once their jobs are share-locked and found live (migration 0039): a
    * job's delete locks the job, so the two meet there, and an append never puts a deleted job's operation in a batch.
    */
@@ -168,8 +187,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
   // one of them, its references the tenant's and none of the operations in a batch (another: `held`; this one already:
   // `held_here`); the operations appended by a function that reads the last sequence after the batch's lock (migration
   // 0031), answering all of them in order
-  const inBatches = (batch?: "<>") => `SELECT bo.operation_id FROM batch_operations bo
-    WHERE bo.tenant_id = $1 AND bo.operation_id = ANY ($7::uuid[])${batch === undefined ? "" : ` AND bo.batch_id ${batch} $2`}`
+  const inBatches = (batch?: "<>") => heldBy("$1", "$7", batch === undefined ? "" : ` AND bo.batch_id ${batch} $2`)
   // Those already in this batch, read by mes_batch_operations (0033), whose query has a snapshot of its own: it sees an
   // add of the same operation that held the batch's lock and committed meanwhile. In the guard, over the batch's row,
   // it is checked again on the row that wait found, and nothing is written (the append met batch_operations_pkey, an
@@ -183,7 +201,7 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     // the append meets a job's delete itself (liveJobs): the references are checked with the statement's snapshot
     snapshotRefs: true,
     guard: `t.status = ANY ($5::text[]) AND NOT $6::boolean AND NOT EXISTS (${inBatches()}) AND NOT EXISTS (${inThisBatch("t.id")})`,
-    ctes: [["bo", `SELECT mes_append_batch_operations($1, m.id, ${liveJobs("$1", "$7")}) AS ids FROM m`]],
+    ctes: [freed("$1", "$7"), append("$1", "$7")],
     select: [
       ["held", `ARRAY(${inBatches("<>")})`],
       ["held_here", `CASE WHEN m.id IS NULL THEN ARRAY(${inThisBatch("$2")}) END`],
@@ -202,11 +220,11 @@ export const BatchStorePg = Layer.effect(BatchStore, Effect.gen(function*() {
     createChecks: {
       ctes: [
         ["number", "SELECT EXISTS (SELECT 1 FROM batches b WHERE b.tenant_id = $3::uuid AND b.batch_number = $1::jsonb->>'batch_number') AS taken"],
-        ["held", "SELECT bo.operation_id FROM batch_operations bo WHERE bo.tenant_id = $3::uuid AND bo.operation_id = ANY ($4::uuid[])"]
+        ["held", heldBy("$3::uuid", "$4")]
       ],
       insertWhen: "NOT $5::boolean AND NOT (SELECT taken FROM number) AND NOT EXISTS (SELECT 1 FROM held)"
     },
-    ctes: [["bo", `SELECT mes_append_batch_operations(m.tenant_id, m.id, ${liveJobs("m.tenant_id", "$4")}) AS ids FROM m`]],
+    ctes: [freed("$3::uuid", "$4"), append("$3::uuid", "$4")],
     select: [["number_taken", "(SELECT taken FROM number)"], ["held", "ARRAY(SELECT operation_id FROM held)"], ["operation_ids", "(SELECT ids FROM bo)"]]
   })
   return BatchStore.of({

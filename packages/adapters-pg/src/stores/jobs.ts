@@ -9,6 +9,7 @@ import {
   type SyncAction, type Job, type JobDetail, type JobListQuery, type JobStatus, JobStore, type JobSyncResult, type JobWithParts, jsonChunks, type NestedJobPlan, type NestedJobResult } from "@mes/domain"
 import { Catalog, fieldOf, insertSelect } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
+import { createdJobStamps } from "../created-stamps.ts"
 import { mapConstraints, mapJobSyncConstraints } from "../constraints.ts"
 import { recordWrites } from "../moves.ts"
 import { arrayParam, statementCache } from "../sql-text.ts"
@@ -114,7 +115,7 @@ const createNestedSql = (catalog: Catalog["Service"], events: NestedJobPlan["eve
 WITH ${nestedPlanRecords},${materials ? `\n${partMaterials.differ()},` : ""}
 ok AS MATERIALIZED (SELECT rec.k FROM rec WHERE ${nestedPlanPasses}${materials ? ` AND ${partMaterials.passes()}` : ""}),
 j AS (
-  ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
+  ${insertSelect(jobs, "jobs", { from: "rec CROSS JOIN LATERAL jsonb_populate_record(null::jobs, rec.v->'job') r", row: "r", overrides: createdJobStamps("r.status"), where: "WHERE rec.k IN (SELECT k FROM ok) ORDER BY rec.k" })}
   ON CONFLICT (tenant_id, job_number) WHERE deleted_at IS NULL DO NOTHING
   RETURNING *
 ),
@@ -185,6 +186,16 @@ d AS (
   UPDATE jobs t SET deleted_at = now(), updated_at = now()
   FROM held WHERE t.tenant_id = $1 AND t.id = held.id AND t.deleted_at IS NULL AND held.batch_number IS NULL
   RETURNING t.id
+),
+-- the deleted job's parts and operations give up their external ids, as the job does (its key is unique among live
+-- jobs only): an ERP may push the same structure again, under a job of the same key
+dp AS (
+  UPDATE parts p SET external_id = NULL FROM d
+  WHERE p.tenant_id = $1 AND p.job_id = d.id AND p.external_id IS NOT NULL
+),
+dop AS (
+  UPDATE operations o SET external_id = NULL FROM parts p, d
+  WHERE p.tenant_id = $1 AND p.job_id = d.id AND o.tenant_id = $1 AND o.part_id = p.id AND o.external_id IS NOT NULL
 )
 SELECT (SELECT tenant_id FROM ow) AS owner, EXISTS (SELECT 1 FROM d) AS removed, (SELECT batch_number FROM held) AS held_by`
 

@@ -167,14 +167,16 @@ export const OperationStorePg = Layer.effect(OperationStore, Effect.gen(function
       Effect.gen(function*() {
         const rows = plans.map((p) => p.operation)
         const statement = syncStatements(givenKey(rows, catalog.columns("operations")), () => syncOperationsStatement(plans, catalog))
-        const outcomes = yield* sql.unsafe<{ id: string | null; action: SyncAction | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean }>(
+        const outcomes = yield* sql.unsafe<
+          { id: string | null; action: SyncAction | null; no_owner: boolean; no_cell: boolean; elsewhere: boolean; exhausted: boolean }
+        >(
           statement,
           [JSON.stringify(plans.map((p) => ({ operation: p.operation, part_external_id: p.partExternalId, cell_name: p.cellName }))), plans[0]!.operation.tenant_id]
         )
         return outcomes.map((r) =>
           r.id !== null
             ? { _tag: "Synced" as const, id: r.id, action: r.action! }
-            : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere }
+            : { _tag: "Refused" as const, noPart: r.no_owner, noCell: r.no_cell, elsewhere: r.elsewhere, sequenceExhausted: r.exhausted }
         )
       }).pipe(mapConstraints)
   })

@@ -157,17 +157,21 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
     ow AS (SELECT o.tenant_id FROM operations o WHERE o.id = $3 AND ${liveCondition.operations("o")}
       AND (o.tenant_id <> $1 OR ${liveAfterJobLock("operations", "o")})),
     base AS (SELECT coalesce(max(s.sequence), 0) AS top FROM substeps s WHERE s.tenant_id = $1 AND s.operation_id = $3),
+    -- the items numbered after the highest substep stay within int4, else nothing is added (409)
+    room AS (SELECT base.top::bigint + (SELECT count(*) FROM substep_template_items i WHERE i.tenant_id = $1 AND i.template_id = $2)
+      <= 2147483647 AS fits FROM base),
     m AS (
       INSERT INTO substeps AS s (tenant_id, id, operation_id, description, sequence)
       SELECT $1, mes_uuid7(), $3, i.description, base.top + row_number() OVER (ORDER BY i.sequence)
       FROM substep_template_items i CROSS JOIN base
       WHERE i.tenant_id = $1 AND i.template_id = $2
-        AND EXISTS (SELECT 1 FROM tw, ow WHERE tw.tenant_id = $1 AND tw.active AND ow.tenant_id = $1)
+        AND EXISTS (SELECT 1 FROM tw, ow WHERE tw.tenant_id = $1 AND tw.active AND ow.tenant_id = $1) AND (SELECT fits FROM room)
       RETURNING s.*, substeps_json(s) AS json
     ),
     ${insertEvents("$1", [{ event: eventPlan("step.added"), from: "m", orderBy: "m.sequence", payload: { field: substepField, record: "m.json" } }])}
     SELECT (SELECT tenant_id FROM tw) AS template_owner, (SELECT tenant_id FROM ow) AS operation_owner,
-      coalesce((SELECT active FROM tw), false) AS active, ARRAY(SELECT json FROM m ORDER BY sequence) AS substeps`
+      coalesce((SELECT active FROM tw), false) AS active, ARRAY(SELECT json FROM m ORDER BY sequence) AS substeps,
+      (SELECT top FROM base) AS last_sequence, (SELECT fits FROM room) AS fits`
   return TemplateStore.of({
     ...base,
     // the template and its items in one statement; items take ids from the database
@@ -183,7 +187,14 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
       )
     },
     apply: (tenantId, templateId, operationId) =>
-      sql.unsafe<{ template_owner: string | null; operation_owner: string | null; active: boolean; substeps: ReadonlyArray<string> }>(
+      sql.unsafe<{
+        template_owner: string | null
+        operation_owner: string | null
+        active: boolean
+        substeps: ReadonlyArray<string>
+        last_sequence: number
+        fits: boolean
+      }>(
         applyStatement,
         [tenantId, templateId, operationId]
       ).pipe(
@@ -191,6 +202,7 @@ export const TemplateStorePg = Layer.effect(TemplateStore, Effect.gen(function*(
           templateOwner: r!.template_owner ?? undefined,
           operationOwner: r!.operation_owner ?? undefined,
           active: r!.active,
+          lastSequence: r!.fits ? undefined : r!.last_sequence,
           substeps: r!.substeps.map((json) => JSON.parse(json) as Substep)
         })),
         Effect.orDie
@@ -242,7 +254,10 @@ export const DowntimeStorePg = Layer.effect(DowntimeStore, Effect.gen(function*(
  * the cells (open entries count to now), downtime minutes (planned and unplanned), each clipped to the group's
  * window; quantities recorded in the window, with the ideal minutes of what they count (the operation's
  * estimate ÷ its part's quantity, per unit). Groups: days or 8-hour shifts (06:00, 14:00, 22:00 UTC) across the
- * cells, or one per cell over the window.
+ * cells, or one per cell over the window. Quantities are summed past int4 (as float8, exact to 2^53, as the
+ * operation's totals in its JSON); the ideal minutes are summed with the per-unit estimates × 2^-64 (a power of two:
+ * the same sum, without overflowing float8 for estimates near its largest) and are Infinity past the largest double,
+ * which the report refuses (OeeReports).
  */
 const oeeStatement = (groupBy: "day" | "shift" | "cell") => {
   const groups = groupBy === "cell"
@@ -274,7 +289,7 @@ const oeeStatement = (groupBy: "day" | "shift" | "cell") => {
     ),
     qt AS (
       SELECT o.cell_id, q.recorded_at, q.good, q.scrap, q.rework,
-        coalesce(o.estimated_time_minutes / nullif(p.quantity, 0), 0) AS ideal_per_unit
+        coalesce(o.estimated_time_minutes / nullif(p.quantity, 0), 0) * 2::float8 ^ -64 AS ideal_per_unit_scaled
       FROM operation_quantities q
       JOIN operations o ON o.tenant_id = q.tenant_id AND o.id = q.operation_id
       JOIN parts p ON p.tenant_id = o.tenant_id AND p.id = o.part_id
@@ -286,11 +301,12 @@ const oeeStatement = (groupBy: "day" | "shift" | "cell") => {
       (SELECT coalesce(sum(${overlap("te.start_time", "te.end_time")}), 0) FROM te WHERE ${inGroup("te")})::float8 AS run_minutes,
       (SELECT coalesce(sum(${overlap("dt.start_time", "dt.end_time")}), 0) FROM dt WHERE ${inGroup("dt")} AND NOT dt.planned)::float8 AS unplanned_downtime_minutes,
       (SELECT coalesce(sum(${overlap("dt.start_time", "dt.end_time")}), 0) FROM dt WHERE ${inGroup("dt")} AND dt.planned)::float8 AS planned_downtime_minutes,
-      (SELECT coalesce(sum((qt.good + qt.scrap + qt.rework) * qt.ideal_per_unit), 0) FROM qt
-        WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS ideal_minutes,
-      (SELECT coalesce(sum(qt.good), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::int AS good,
-      (SELECT coalesce(sum(qt.scrap), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::int AS scrap,
-      (SELECT coalesce(sum(qt.rework), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::int AS rework
+      (SELECT CASE WHEN s.v < 2::float8 ^ 960 THEN s.v * 2::float8 ^ 64 ELSE 'Infinity' END
+        FROM (SELECT coalesce(sum((qt.good::float8 + qt.scrap + qt.rework) * qt.ideal_per_unit_scaled), 0) AS v FROM qt
+          WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to) s)::float8 AS ideal_minutes,
+      (SELECT coalesce(sum(qt.good), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS good,
+      (SELECT coalesce(sum(qt.scrap), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS scrap,
+      (SELECT coalesce(sum(qt.rework), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS rework
     FROM g
     ORDER BY g.g_from, g.cell_name, g.cell_id`
 }

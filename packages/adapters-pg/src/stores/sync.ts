@@ -8,6 +8,7 @@
 import { eventPlan, type JobSyncPlan } from "@mes/domain"
 import { type Catalog, type Column, fieldOf, insertSelect, type TableColumns } from "../catalog.ts"
 import { insertEvents } from "../events.ts"
+import { createdJobStamps } from "../created-stamps.ts"
 import { missingReferences, nestedPlanPasses, nestedPlanRecords, nestedPlanRefusals, partMaterials, PLAN_RECORDS, planElements, planRecords } from "./common.ts"
 import { givenKeys, ident } from "../sql-text.ts"
 import { chainHolds, parentIn } from "../rows.ts"
@@ -117,7 +118,7 @@ ok AS MATERIALIZED (
 ),
 j AS (
   ${
-    upsertByExternalKey(jobs, "jobs", { from: "jin x JOIN ok ON ok.k = x.k", row: "x.r", overrides: { id: "x.id" }, where: "WHERE ok.ok" }, {
+    upsertByExternalKey(jobs, "jobs", { from: "jin x JOIN ok ON ok.k = x.k", row: "x.r", overrides: { id: "x.id", ...createdJobStamps("(x.r).status") }, where: "WHERE ok.ok" }, {
       update: given(plans.map((p) => p.job), jobs),
       live: "deleted_at IS NULL AND "
     })
@@ -341,22 +342,30 @@ top AS (
   ) AS m
   FROM after f WHERE f.k = f.first_auto
 ),
+-- each new operation's sequence (bigint); one past int4 is refused alone, as a create is (409), and the records after
+-- it on its part number as if it took it (as they would after its refusal: the highest sequence is the same)
+auto AS (
+  SELECT after.k, after.a + greatest(top.m, after.given_before) AS sequence,
+    after.a + greatest(top.m, after.given_before) > 2147483647 AS exhausted
+  FROM ok JOIN after ON after.k = ok.k AND ok.auto LEFT JOIN top ON top.part_id = after.part_id
+),
 o AS (
   ${
     upsertByExternalKey(operations, "operations", {
-      from: "ok x LEFT JOIN after ON after.k = x.k AND x.auto LEFT JOIN top ON top.part_id = after.part_id",
+      from: "ok x LEFT JOIN auto ON auto.k = x.k",
       row: "x.r",
-      overrides: { id: "x.id", part_id: "x.part_id", cell_id: "x.cell_id", sequence: "coalesce((x.r).sequence, after.a + greatest(top.m, after.given_before))" },
-      where: "WHERE x.ok"
+      overrides: { id: "x.id", part_id: "x.part_id", cell_id: "x.cell_id", sequence: "coalesce((x.r).sequence, auto.sequence)" },
+      where: "WHERE x.ok AND NOT coalesce(auto.exhausted, false)"
     }, { update: [...new Set([...given(plans.map((p) => p.operation), operations), "cell_id"])], sameParent: "part_id" })
   }
   RETURNING t.id, (xmax = 0) AS inserted
 )
-SELECT CASE WHEN ok.ok THEN ok.id END AS id,
+SELECT CASE WHEN ok.ok AND NOT coalesce(auto.exhausted, false) THEN ok.id END AS id,
   CASE WHEN o.id IS NULL THEN 'unchanged' WHEN o.inserted THEN 'created' ELSE 'updated' END AS action,
-  CASE WHEN ok.ok AND o.id IS NULL AND ok.stored_id IS NULL THEN mes_conflict('sync overtaken') END AS overtaken,
-  ok.part_id IS NULL AS no_owner, ok.cell_id IS NULL AS no_cell, coalesce(ok.stored_part <> ok.part_id, false) AS elsewhere
-FROM ok LEFT JOIN o ON o.id = ok.id
+  CASE WHEN ok.ok AND o.id IS NULL AND ok.stored_id IS NULL AND NOT coalesce(auto.exhausted, false) THEN mes_conflict('sync overtaken') END AS overtaken,
+  ok.part_id IS NULL AS no_owner, ok.cell_id IS NULL AS no_cell, coalesce(ok.stored_part <> ok.part_id, false) AS elsewhere,
+  coalesce(auto.exhausted, false) AS exhausted
+FROM ok LEFT JOIN o ON o.id = ok.id LEFT JOIN auto ON auto.k = ok.k
 ORDER BY ok.k`
 }
 

@@ -3,7 +3,7 @@
 // and a re-run resumes from the chunks not yet done (a state file beside the input, for the same tenant, source,
 // format and database). Exit code 1 when a chunk failed or a record was refused.
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeFileSync } from "node:fs"
+import { existsSync, fstatSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -67,15 +67,21 @@ const NUMERIC = new Set(["priority", "quantity", "sequence", "estimated_time_min
 
 const KNOWN_COLUMNS = new Set<string>([...Object.keys(JOB_COLUMNS), ...Object.keys(PART_COLUMNS), ...Object.keys(OPERATION_COLUMNS)])
 
+/** Excel's first line naming the separator (`sep=;`), which it writes and reads in place of a header guess. */
+const SEP_LINE = /^sep=([^\r\n])\r?(\n|$)/i
+
 /**
- * The header line's separator: `;` (Excel's in locales where the comma is the decimal mark) or a tab where the
- * header holds more of those than commas, else `,`.
+ * The separator, and the line the header is on: the one a first line `sep=X` names (Excel's; the header is then on
+ * line 2: it was read as the header, a column "sep=;"), else the header line's `;` (Excel's in locales where the
+ * comma is the decimal mark) or tab where it holds more of those than commas, else `,`.
  */
-const delimiterOf = (text: string): string => {
+const delimiterOf = (text: string): { readonly delimiter: string; readonly fromLine: number } => {
+  const sep = SEP_LINE.exec(text)
+  if (sep !== null) return { delimiter: sep[1]!, fromLine: 2 }
   const end = text.search(/\r?\n/)
   const header = end === -1 ? text : text.slice(0, end)
   const count = (c: string) => header.split(c).length - 1
-  return [";", "\t"].reduce((best, c) => (count(c) > count(best) ? c : best), ",")
+  return { delimiter: [";", "\t"].reduce((best, c) => (count(c) > count(best) ? c : best), ","), fromLine: 1 }
 }
 
 /** `12`, `12.5`, `-3`: a number as a spreadsheet writes it. */
@@ -154,17 +160,20 @@ interface JobRows {
  * is a Refused naming the line and column.
  */
 export const jobsFromCsv = (text: string, source: string, ignored: (columns: ReadonlyArray<string>) => void = () => {}): Array<Job | Refused> => {
-  const delimiter = delimiterOf(text)
+  const { delimiter, fromLine } = delimiterOf(text)
   const decimalComma = delimiter === ";"
   const rows = parse(text, {
+    // column names in any case (`External_ID`, `JOB_NUMBER`, as spreadsheets title them): they were ignored
     columns: (header: Array<string>) => {
-      const twice = twiceNamed(header)
+      const names = header.map((c) => c.toLowerCase())
+      const twice = twiceNamed(names)
       if (twice.length > 0) throw new Error(`the header names ${twice.join(", ")} more than once: keep one of each`)
-      const unknown = header.filter((c) => !KNOWN_COLUMNS.has(c))
+      const unknown = header.filter((_, i) => !KNOWN_COLUMNS.has(names[i]!))
       if (unknown.length > 0) ignored(unknown)
-      return header
+      return names
     },
     delimiter,
+    from_line: fromLine,
     skip_empty_lines: true,
     trim: true,
     bom: true,
@@ -302,13 +311,43 @@ interface Totals { total: number; created: number; updated: number; unchanged: n
 /** A chunk with nothing to send (every record refused while reading). */
 const NOTHING_SENT: BulkSyncResult = { total: 0, created: 0, updated: 0, unchanged: 0, errors: 0, results: [] }
 
+/** The FILE that names standard input (`… | mes import - --tenant ID`), as for cat and tar; `./-` is a file named -. */
+const STDIN = "-"
+
 /** Inputs read as a stream (stdin, a pipe, /dev/*) have no place beside them for a state, nor one run to resume. */
-const keepsState = (file: string, stat: Stats) => stat.isFile() && !/^\/(dev|proc)\//.test(resolve(file))
+const keepsState = (file: string, stat: Stats) => file !== STDIN && stat.isFile() && !/^\/(dev|proc)\//.test(resolve(file))
+
+type Format = "json" | "csv"
+
+/** The format a file's name says: `.json`, or `.csv` and `.tsv`; undefined for any other (`.txt`, stdin, a pipe). */
+const formatByName = (file: string): Format | undefined => {
+  const name = file.toLowerCase()
+  return name.endsWith(".json") ? "json" : name.endsWith(".csv") || name.endsWith(".tsv") ? "csv" : undefined
+}
+
+/**
+ * The format of a text whose name says none: JSON when it starts with `[` or `{` (blanks before it aside), else CSV
+ * (a header row, separated by commas, semicolons or tabs). A tab-separated `.txt` was read as JSON and refused.
+ */
+const formatByContent = (text: string): Format => (/^\s*[[{]/.test(text) ? "json" : "csv")
+
+/** All of standard input, as bytes. */
+const readStdin = Effect.tryPromise({
+  try: async () => {
+    const chunks: Array<Buffer> = []
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+    return Buffer.concat(chunks)
+  },
+  catch: (e) => userError(`cannot read standard input: ${describe(e)}`, e)
+})
 
 export const importJobs = Command.make("import", {
-  file: Argument.String("file").pipe(Argument.withDescription("A .json or .csv file of jobs")),
+  file: Argument.String("file").pipe(Argument.withDescription("A JSON or CSV file of jobs; - reads standard input")),
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
-  format: Flag.Literals("format", ["json", "csv"] as const).pipe(Flag.withDescription("File format (default: by extension)"), Flag.optional),
+  format: Flag.Literals("format", ["json", "csv"] as const).pipe(
+    Flag.withDescription("File format (default: .json is JSON, .csv and .tsv CSV; any other name, and -, JSON when it starts with [ or {, else CSV)"),
+    Flag.optional
+  ),
   source: Flag.String("source").pipe(
     Flag.withDescription("external_source for records that name none (default erp, as examples/erp-sync/sync.mjs)"),
     Flag.withDefault(DEFAULT_SOURCE)
@@ -324,24 +363,29 @@ export const importJobs = Command.make("import", {
     }
     // one every record would be refused for is refused once, before the file is read
     yield* checkFlag("source", "external_source", JobSync.fields.external_source, source)
-    if (!existsSync(file)) return yield* userError(`no such file: ${file}`)
-    const stat = statSync(file)
+    const stdin = file === STDIN
+    if (!stdin && !existsSync(file)) return yield* userError(`no such file: ${file}`)
+    const stat = stdin ? fstatSync(0) : statSync(file)
     if (stat.isDirectory()) return yield* userError(`${file} is a directory: name a JSON or CSV file of jobs`)
-    const kind = format._tag === "Some" ? format.value : file.toLowerCase().endsWith(".csv") ? "csv" : "json"
+    const shown = stdin ? "standard input" : file
+    const bytes = stdin ? yield* readStdin : undefined
+    let kind: Format | undefined = format._tag === "Some" ? format.value : stdin ? undefined : formatByName(file)
     let ignored: ReadonlyArray<string> = []
     const records = yield* Effect.try({
       try: (): Array<Job | Refused> => {
-        const text = textOf(readFileSync(file))
+        const text = textOf(bytes ?? readFileSync(file))
+        kind ??= formatByContent(text)
         return kind === "csv" ? jobsFromCsv(text, source, (columns) => (ignored = columns)) : jobsFromJson(text, source)
       },
-      catch: (e) => userError(`cannot read ${file} as ${kind.toUpperCase()}: ${describe(e)}`)
+      catch: (e) => userError(`cannot read ${shown}${kind === undefined ? "" : ` as ${kind.toUpperCase()}`}: ${describe(e)}`)
     })
+    const read: Format = kind ?? "json"
     const progress = stderrProgress()
     // a misspelt column would otherwise be left out of every record without a word
     if (ignored.length > 0) progress.line(`ignoring column(s) mes does not import: ${ignored.join(", ")}`)
     const chunks = Array.from({ length: Math.ceil(records.length / chunkSize) }, (_, i) => records.slice(i * chunkSize, (i + 1) * chunkSize))
     const statePath = keepsState(file, stat) ? `${file}.mes-import.json` : undefined
-    const run: ImportRun = { size: stat.size, mtimeMs: stat.mtimeMs, chunkSize, format: kind, tenant: tenantId, source, database: yield* databaseOf }
+    const run: ImportRun = { size: stat.size, mtimeMs: stat.mtimeMs, chunkSize, format: read, tenant: tenantId, source, database: yield* databaseOf }
     const earlier = restart || statePath === undefined ? { done: [] } : earlierRun(statePath, run)
     if (earlier.note !== undefined) progress.line(earlier.note)
     const done = new Set(earlier.done)
@@ -405,7 +449,7 @@ export const importJobs = Command.make("import", {
     }
     const summary = { file, jobs: records.length, chunks: chunks.length, resumed_chunks: resumed, ...totals, failed_chunks: failed, record_errors: recordErrors, ignored_columns: ignored }
     const lines = [
-      `Imported ${file}: ${plural(records.length, "job")} in ${plural(chunks.length, "chunk")}${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
+      `Imported ${shown}: ${plural(records.length, "job")} in ${plural(chunks.length, "chunk")}${resumed > 0 ? ` (${resumed} done by an earlier run)` : ""}: ` +
       `${totals.created} created, ${totals.updated} updated, ${totals.unchanged} unchanged, ${plural(totals.errors, "error")}`,
       ...recordErrors.slice(0, 10).map((e) => `  record ${e.record}${e.external_id === null ? "" : ` (external_id ${String(e.external_id)})`}: ${e.error}`),
       ...(recordErrors.length > 10 ? [`  … and ${recordErrors.length - 10} more (--json lists them all)`] : []),
@@ -420,7 +464,7 @@ export const importJobs = Command.make("import", {
     ]
     if (problems.length > 0) return yield* userError(problems.join("; "))
   }).pipe(reportErrors)).pipe(
-  Command.withDescription("Import jobs (JSON or CSV) through bulk sync, 1,000 at a time, resumable; exit 1 if any record is refused"),
+  Command.withDescription("Import jobs (JSON or CSV, from a file or - for standard input) through bulk sync, 1,000 at a time, resumable; exit 1 if any record is refused"),
   Command.withExamples([
     { command: "mes import jobs.csv --tenant 0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6a", description: "a CSV, one row per job or per operation (external_source erp where it names none)" },
     { command: "mes import jobs.json --tenant 0190c3e2-7d1a-7c3e-9a57-2f1e3d4c5b6a --source mrp --json", description: "a JSON array of job sync records; summary as JSON" }

@@ -30,14 +30,34 @@ const create = Command.make("create", {
 const asTenant = (tenantId: string) => <A, E>(effect: Effect.Effect<A, E, CurrentTenant | Tenants>) =>
   withApp(effect.pipe(Effect.provideService(CurrentTenant, { id: tenantId, plan: "enterprise", via: "service" })))
 
+/** What `mes key list` shows of a key. */
+interface ListedKey { readonly id: string; readonly name: string | null; readonly prefix: string; readonly revoked_at: string | null; readonly last_used_at: string | null }
+
+/** The most keys the list use case answers at once (the API's largest page). */
+const KEY_PAGE = 1000
+
+/**
+ * Every key of the tenant, the oldest first, a page of KEY_PAGE at a time: it listed the newest 1,000 alone, without a
+ * word. Oldest first, so a key created meanwhile comes after the pages read and moves none of them.
+ */
+const everyKey = (tenants: Tenants["Service"]) =>
+  Effect.gen(function*() {
+    const keys: Array<ListedKey> = []
+    for (;;) {
+      const page = yield* tenants.listKeys({ limit: String(KEY_PAGE), offset: String(keys.length), sort: "created_at", order: "asc" })
+      const rows = JSON.parse(JSON.stringify(page.rows)) as Array<ListedKey>
+      keys.push(...rows)
+      if (rows.length < KEY_PAGE || keys.length >= page.total) return keys
+    }
+  })
+
 const list = Command.make("list", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),
   json: jsonFlag
 }, ({ json, tenant }) =>
   Effect.gen(function*() {
     const tenantId = yield* requireUuid("tenant", tenant)
-    const page = yield* asTenant(tenantId)(Effect.flatMap(Effect.service(Tenants), (t) => t.listKeys({ limit: "1000" })))
-    const keys = JSON.parse(JSON.stringify(page.rows)) as Array<{ id: string; name: string | null; prefix: string; revoked_at: string | null; last_used_at: string | null }>
+    const keys = yield* asTenant(tenantId)(Effect.flatMap(Effect.service(Tenants), everyKey))
     yield* output(
       json,
       { api_keys: keys },
@@ -45,7 +65,7 @@ const list = Command.make("list", {
         `${k.id}  ${k.prefix}…  ${k.name ?? "(no name)"}  ${k.revoked_at === null ? "active" : `revoked ${k.revoked_at}`}  last used ${k.last_used_at ?? "never"}`
       ).join("\n")
     )
-  }).pipe(reportErrors)).pipe(Command.withDescription("List a tenant's API keys (never their secrets)"), Command.withExamples([{ command: "mes key list --tenant $TENANT" }, { command: "mes key list --tenant $TENANT --json" }]))
+  }).pipe(reportErrors)).pipe(Command.withDescription("List every API key of a tenant, the oldest first (never their secrets)"), Command.withExamples([{ command: "mes key list --tenant $TENANT" }, { command: "mes key list --tenant $TENANT --json" }]))
 
 const revoke = Command.make("revoke", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),

@@ -2,19 +2,22 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
-import { CurrentTenant, Profiles, Role, Tenants } from "@mes/domain"
+import { CurrentTenant, Profiles, Role, type Tenant, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
 import { describe, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
-/** Runs `effect` as the tenant (a CLI operator acts as a user of that tenant); unknown tenant → error. */
-export const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) =>
+/** Runs what `f` makes of the tenant as the tenant (a CLI operator acts as a user of that tenant); unknown tenant → error. */
+export const asTenantWith = <A, E, R>(tenantId: string, f: (tenant: Tenant) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const tenants = yield* Tenants
     const tenant = yield* tenants.get(tenantId).pipe(
       Effect.catchTag("NotFound", () => Effect.fail(userError(`Tenant ${tenantId} not found`)))
     )
-    return yield* Effect.provideService(effect, CurrentTenant, { id: tenant.id, plan: tenant.plan, via: "user" })
+    return yield* Effect.provideService(f(tenant), CurrentTenant, { id: tenant.id, plan: tenant.plan, via: "user" })
   })
+
+/** Runs `effect` as the tenant (a CLI operator acts as a user of that tenant); unknown tenant → error. */
+export const asTenant = <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) => asTenantWith(tenantId, () => effect)
 
 const create = Command.make("create", {
   tenant: Flag.String("tenant").pipe(Flag.withDescription("Tenant id")),

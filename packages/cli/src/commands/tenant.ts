@@ -3,18 +3,19 @@
 // psql); `mes tenant set-plan --tenant ID --plan P` changes the plan (cloud mode limits requests by it, spec 8).
 import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
-import { Plan, plural, Tenants } from "@mes/domain"
+import { Plan, plural, TenantCreate, Tenants } from "@mes/domain"
 import { withApp } from "../lazy.ts"
-import { jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
+import { checkFlag, jsonFlag, output, reportErrors, requireUuid, userError } from "../output.ts"
 
 const create = Command.make("create", {
-  name: Flag.String("name").pipe(Flag.withDescription("Tenant name (1-255 characters)")),
+  name: Flag.String("name").pipe(Flag.withDescription("Tenant name: one line of 1-255 characters (blanks around it are dropped)")),
   plan: Flag.Literals("plan", Plan.literals).pipe(Flag.withDescription("Plan"), Flag.withDefault("free" as const)),
   json: jsonFlag
 }, ({ json, name, plan }) =>
   Effect.gen(function*() {
+    // the domain's rule for a tenant's name, the blanks around it dropped
     const trimmed = name.trim()
-    if (trimmed === "" || trimmed.length > 255) return yield* userError("--name must be 1-255 characters")
+    yield* checkFlag("name", "name", TenantCreate.fields.name, trimmed)
     const { apiKey, tenant } = yield* withApp(
       Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.create({ name: trimmed, plan }))
     )

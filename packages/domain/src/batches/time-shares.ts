@@ -22,8 +22,15 @@ export const distributeBatchTime = (trackedSeconds: number, operations: Readonly
   const estimated = operations.every((o) => o.estimated_time_minutes !== null && o.estimated_time_minutes >= 0) &&
     operations.reduce((s, o) => s + (o.estimated_time_minutes ?? 0), 0) > 0
   const weights = operations.map((o) => (estimated ? o.estimated_time_minutes! : 1))
-  const total = weights.reduce((s, w) => s + w, 0)
-  const exact = weights.map((w) => (tracked * w) / total)
+  // The arithmetic's weights (migration 0041 computes the same): past 2^510 they are taken × 2^-600, a power of two,
+  // which changes no product, sum or quotient but an overflow (estimates near the largest double); a weight below
+  // 2^-900 of the largest (when that is 2^-100 or more) counts as 0, its share being far below a second, where its
+  // quotient would underflow to 0 (which PostgreSQL refuses).
+  const top = weights.reduce((m, w) => Math.max(m, w), 0)
+  const scale = top > 2 ** 510 ? 2 ** -600 : 1
+  const scaled = weights.map((w) => (top >= 2 ** -100 && w < top * 2 ** -900 ? 0 : w * scale))
+  const total = scaled.reduce((s, w) => s + w, 0)
+  const exact = scaled.map((w) => (tracked * w) / total)
   const floors = exact.map(Math.floor)
   let left = tracked - floors.reduce((s, f) => s + f, 0)
   // hand the remaining seconds to the largest fractional parts, earlier operations first on ties

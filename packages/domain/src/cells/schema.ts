@@ -1,14 +1,14 @@
 // Work cells (spec 2.9, 4.12): standard CRUD; operations reference them by id or name.
 import * as Schema from "effect/Schema"
-import { Int32, Name255, opt, optNull, Uuid } from "../fields.ts"
+import { Int32, isMaxChars, Name255, opt, optNull, Uuid } from "../fields.ts"
 import { bool, text, uuid, type ListSpec } from "../query.ts"
 
 const cellFields = {
-  color: optNull(Schema.String.check(Schema.isMaxLength(64))),
+  color: optNull(Schema.String.check(isMaxChars(64))),
   sequence: optNull(Int32),
   active: opt(Schema.Boolean),
-  external_id: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))),
-  external_source: optNull(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)))
+  external_id: optNull(Name255),
+  external_source: optNull(Name255)
 }
 
 export const CellCreate = Schema.Struct({ name: Name255, ...cellFields })
@@ -16,8 +16,8 @@ export type CellCreate = typeof CellCreate.Type
 /** PUT /api-cells/sync (spec 4.10): upsert by (external_source, external_id). */
 export const CellSync = Schema.Struct({
   ...CellCreate.fields,
-  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  external_source: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
+  external_id: Name255,
+  external_source: Name255
 })
 export const CellPatch = Schema.Struct({ name: opt(Name255), ...cellFields })
 export type CellPatch = typeof CellPatch.Type

@@ -1,6 +1,6 @@
 // Issue / NCR records and inputs: one resource, `issue_type` selects (spec 2.4, 4.7).
 import * as Schema from "effect/Schema"
-import { Name255, NonNegativeInt, opt, optNull, Text, Uuid } from "../fields.ts"
+import { isMaxChars, isMinChars, Name255, NonNegativeInt, opt, optNull, Text, Uuid } from "../fields.ts"
 import { oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 export const IssueSeverity = Schema.Literals(["low", "medium", "high", "critical"])
@@ -14,8 +14,8 @@ export type IssueStatus = typeof IssueStatus.Type
 export const issueAliases = { disposition: "ncr_disposition" } as const
 
 /** spec 8: ncr_number max 50 chars (an empty number names nothing). */
-export const NcrNumber = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(50))
-const Description = Schema.String.check(Schema.isMinLength(1))
+export const NcrNumber = Schema.String.check(isMinChars(1), isMaxChars(50))
+const Description = Schema.String.check(isMinChars(1))
 
 /** NCR fields (spec 2.4) other than ncr_number. */
 const ncrFields = {

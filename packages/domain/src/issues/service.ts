@@ -7,7 +7,7 @@ import type { BadRequest, Forbidden, ValidationFailed } from "../errors.ts"
 import { Conflict, NotFound } from "../errors.ts"
 import { readOwned, takenFirst } from "../crud.ts"
 import type { JsonText } from "../json.ts"
-import { renameAliases } from "../fields.ts"
+import { hasAtMostChars, renameAliases } from "../fields.ts"
 import { CurrentTenant, newId, References } from "../ports.ts"
 import { listWith, type Page } from "../query.ts"
 import { checkedReferences, checkOwner, checkReferences, ensureOwned, missingReferenceDetails, type Reference } from "../references.ts"
@@ -26,7 +26,7 @@ type Services = CurrentTenant
 
 const ENTITY = "issue"
 /** A value that would pass the ncr_number rule (1-50 storable chars), so its uniqueness can be checked first. */
-const isNcrNumber = (v: unknown): v is string => isNameCandidate(v) && v.length <= 50
+const isNcrNumber = (v: unknown): v is string => isNameCandidate(v) && hasAtMostChars(v, 50)
 
 const profileFields = ["reported_by_id", "assigned_to_id", "resolved_by_id", "verified_by_id"] as const
 

@@ -47,18 +47,18 @@ export const JobPatch = Schema.Struct({
 export type JobPatch = typeof JobPatch.Type
 
 export const JobSyncPart = Schema.Struct({
-  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+  external_id: Name255,
   ...PartNestedFields,
   operations: opt(Schema.Array(Schema.Struct({
-    external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+    external_id: Name255,
     ...OperationNested.fields
   })))
 })
 
 /** PUT /api-jobs/sync: upsert by (external_source, external_id), parts and operations optional. */
 export const JobSync = Schema.Struct({
-  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  external_source: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+  external_id: Name255,
+  external_source: Name255,
   job_number: Name255,
   ...jobFields,
   parts: opt(Schema.Array(JobSyncPart))

@@ -1,6 +1,6 @@
 // Operation records and inputs (spec 2.3, 4.3).
 import * as Schema from "effect/Schema"
-import { Name255, NonNegativeNumber, opt, optNull, Percentage, PositiveInt, Text, Uuid } from "../fields.ts"
+import { isMinChars, Name255, NonNegativeNumber, opt, optNull, Percentage, PositiveInt, Text, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 /** `paused` is accepted on input as an alias of `on_hold` (DECISIONS). */
@@ -8,10 +8,12 @@ export const OperationStatus = Schema.Literals(["not_started", "in_progress", "o
 export const OperationStatusInput = Schema.Literals(["not_started", "in_progress", "on_hold", "paused", "completed"])
 
 export const operationAliases = { estimated_time: "estimated_time_minutes", instructions: "notes" } as const
+/** The aliases a PATCH takes: those of the fields it changes (`estimated_time` is refused by its own name). */
+export const operationPatchAliases = { instructions: operationAliases.instructions } as const
 
 const operationFields = {
   cell_id: optNull(Uuid),
-  cell_name: optNull(Schema.String.check(Schema.isMinLength(1))),
+  cell_name: optNull(Schema.String.check(isMinChars(1))),
   assigned_operator_id: optNull(Uuid),
   estimated_time_minutes: optNull(NonNegativeNumber),
   setup_time_minutes: optNull(NonNegativeNumber),
@@ -48,10 +50,10 @@ export type OperationPatch = typeof OperationPatch.Type
 
 /** PUT /api-operations/sync */
 export const OperationSync = Schema.Struct({
-  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  external_source: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  part_external_id: Schema.String.check(Schema.isMinLength(1)),
-  cell_name: Schema.String.check(Schema.isMinLength(1)),
+  external_id: Name255,
+  external_source: Name255,
+  part_external_id: Schema.String.check(isMinChars(1)),
+  cell_name: Schema.String.check(isMinChars(1)),
   operation_name: Name255,
   sequence: opt(PositiveInt),
   estimated_time_minutes: optNull(NonNegativeNumber),

@@ -20,7 +20,7 @@ import {
   OPEN_TIME_ENTRY,
   type OperationState
 } from "./lifecycle.ts"
-import { Operation, operationAliases, OperationCreate, operationListSpec, OperationPatch } from "./schema.ts"
+import { Operation, operationAliases, OperationCreate, operationListSpec, OperationPatch, operationPatchAliases } from "./schema.ts"
 import { type OperationContext, OperationStore } from "./store.ts"
 
 type Services = CurrentTenant
@@ -148,13 +148,14 @@ export class Operations extends Context.Service<Operations, {
       update: (id, raw) =>
         Effect.gen(function*() {
           const tenant = yield* CurrentTenant
+          const body = renameAliases(raw, operationPatchAliases)
           // spec 7.4: 403 / 404 before 422
-          const input = yield* decodePatch(raw).pipe(Effect.tapError(() => ensureOwned("operations", id).pipe(withRefs)))
+          const input = yield* decodePatch(body).pipe(Effect.tapError(() => ensureOwned("operations", id).pipe(withRefs)))
           const { status: rawStatus, ...changes } = input
           const status = rawStatus === "paused" ? "on_hold" : rawStatus
           if (status === undefined) {
             const outcome = yield* store.patch(tenant.id, id, changes, checkedReferences(refs(input)))
-            return yield* settlePatch({ table: "operations", id, root: "operation", input: raw, refs: refs(input) }, outcome)
+            return yield* settlePatch({ table: "operations", id, root: "operation", input: body, refs: refs(input) }, outcome)
           }
           // status changes are lifecycle moves with their effects (spec 3.2); completed from any state
           const plan = status === "completed"
@@ -163,7 +164,7 @@ export class Operations extends Context.Service<Operations, {
           const moved = yield* move(id, plan, {
             userId: undefined,
             refs: refs(input),
-            input: raw,
+            input: body,
             refsFirst: true,
             refusal: (current) => refuseMove(operationMachine, "operation", current as OperationState, status)
           })

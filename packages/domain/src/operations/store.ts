@@ -34,7 +34,20 @@ export interface OperationSyncPlan {
 
 export type OperationSyncOutcome =
   | { readonly _tag: "Synced"; readonly id: string; readonly action: SyncAction }
-  | { readonly _tag: "Refused"; readonly noPart: boolean; readonly noCell: boolean; readonly elsewhere: boolean }
+  | {
+    readonly _tag: "Refused"
+    readonly noPart: boolean
+    readonly noCell: boolean
+    readonly elsewhere: boolean
+    /** A new operation without sequence, on a part whose operations (or the records before it) reach 2147483647. */
+    readonly sequenceExhausted: boolean
+  }
+
+/** 409 for a new operation without sequence after its part's 2147483647 (a create, or a sync record alone). */
+export const operationSequenceExhausted = {
+  message: "the part's operations already use sequence 2147483647; give the new operation a sequence",
+  field: "sequence"
+} as const
 
 /** An operation create refused: its `cell_name` names no cell of the tenant (with the references then missing). */
 export class UnknownCellName extends Data.TaggedError("UnknownCellName")<{ readonly missingRefs: ReadonlyArray<number> }> {}

@@ -25,8 +25,11 @@ export interface StoredFile {
 
 /** Where uploaded files live (a local directory by default). Keys are `<tenant id>/<uuid>.<ext>`, made by mes. */
 export class Storage extends Context.Service<Storage, {
-  /** The file under `key`, or undefined when there is none. */
-  readonly stat: (key: string) => Effect.Effect<StoredFile | undefined>
+  /**
+   * The file under `key` as it is now, kept as the one its image shows (an attachment takes it): a later PUT to its
+   * upload URL is refused and cannot change it. Undefined when there is none.
+   */
+  readonly seal: (key: string) => Effect.Effect<StoredFile | undefined>
   /** Removes the file under `key` (nothing when there is none). */
   readonly remove: (key: string) => Effect.Effect<void>
 }>()("mes/domain/Storage") {}
@@ -51,7 +54,7 @@ export type UploadUrlRequest = typeof UploadUrlRequest.Type
 export const PartImageCreate = Schema.Struct({
   part_id: Uuid,
   /** The `key` POST /api-upload-url answered, once the file is uploaded. */
-  storage_key: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+  storage_key: Name255,
   file_name: optNull(Name255),
   caption: optNull(Schema.String),
   is_primary: opt(Schema.Boolean)
@@ -116,7 +119,7 @@ export class PartImages extends Context.Service<PartImages, Crud<PartImage>>()("
           const tenant = yield* CurrentTenant
           const input = yield* decode(raw)
           const key = input.storage_key
-          const file = typeOfKey(key) !== undefined && key.startsWith(`${tenant.id}/`) ? yield* storage.stat(key) : undefined
+          const file = typeOfKey(key) !== undefined && key.startsWith(`${tenant.id}/`) ? yield* storage.seal(key) : undefined
           if (file === undefined) {
             // every reason at once: the part is checked too
             const parts = yield* checkReferences(ENTITY, raw, [{ table: "parts", id: input.part_id, path: ["part_id"] }]).pipe(withRefs)

@@ -1,6 +1,6 @@
 // Part records and inputs (spec 2.2, 4.2).
 import * as Schema from "effect/Schema"
-import { JsonObject, Max255, Name255, opt, optNull, PositiveInt, Text, Uuid } from "../fields.ts"
+import { isMinChars, JsonObject, Max255, Name255, opt, optNull, PositiveInt, Text, Uuid } from "../fields.ts"
 import { int, oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 export const PartStatus = Schema.Literals(["not_started", "in_progress", "completed"])
@@ -45,9 +45,9 @@ export type PartPatch = typeof PartPatch.Type
 
 /** PUT /api-parts/sync */
 export const PartSync = Schema.Struct({
-  external_id: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  external_source: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
-  job_external_id: Schema.String.check(Schema.isMinLength(1)),
+  external_id: Name255,
+  external_source: Name255,
+  job_external_id: Schema.String.check(isMinChars(1)),
   ...PartNestedFields
 })
 export type PartSync = typeof PartSync.Type

@@ -1,12 +1,12 @@
 // Profiles: the operators and users that user_id, operator_id and assigned_operator_id reference (DECISIONS).
 import * as Schema from "effect/Schema"
-import { Name255, opt, optNull, Uuid } from "../fields.ts"
+import { isMaxChars, Name255, opt, optNull, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 export const Role = Schema.Literals(["admin", "operator"])
 export type Role = typeof Role.Type
 
-const Email = Schema.String.check(Schema.isMaxLength(255), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
+const Email = Schema.String.check(isMaxChars(255), Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
 
 export const ProfileCreate = Schema.Struct({
   display_name: Name255,

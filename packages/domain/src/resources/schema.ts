@@ -1,12 +1,12 @@
 // Resources (spec 2.9, 4.12): tooling, fixtures, molds, materials and equipment, synced from the ERP.
 import * as Schema from "effect/Schema"
-import { Name255, opt, optNull, Uuid } from "../fields.ts"
+import { Max255, Name255, opt, optNull, Uuid } from "../fields.ts"
 import { oneOf, text, uuid, type ListSpec } from "../query.ts"
 
 export const ResourceType = Schema.Literals(["tooling", "fixture", "mold", "material", "equipment"])
 export const ResourceStatus = Schema.Literals(["available", "in_use", "maintenance"])
-const Text255 = Schema.String.check(Schema.isMaxLength(255))
-const ExternalKey = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))
+const Text255 = Max255
+const ExternalKey = Name255
 
 const resourceFields = {
   description: optNull(Schema.String),

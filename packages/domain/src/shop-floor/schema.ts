@@ -1,12 +1,12 @@
 // Shop-floor records (spec 4.12; issue 12): scrap reasons, good/scrap/rework quantities per operation,
 // operator assignments, substep templates and cell downtime. Shapes: docs/DECISIONS.md "Shop floor".
 import * as Schema from "effect/Schema"
-import { IsoTimestamp, Name255, NonNegativeInt, opt, optNull, PositiveInt, tenantRecord, Uuid } from "../fields.ts"
+import { isMaxChars, isMinChars, IsoTimestamp, Name255, NonNegativeInt, opt, optNull, PositiveInt, tenantRecord, Uuid } from "../fields.ts"
 import { bool, oneOf, text, timestamp, uuid, type ListSpec } from "../query.ts"
 
 const Stamp = Schema.String
-const Text = Schema.String.check(Schema.isMinLength(1))
-const Code = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(50))
+const Text = Schema.String.check(isMinChars(1))
+const Code = Schema.String.check(isMinChars(1), isMaxChars(50))
 
 // ---- scrap reasons
 

@@ -7,7 +7,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type Crud, type CrudStore, crudLayer, makeCrud } from "../crud.ts"
 import { type BadRequest, Conflict, type Forbidden, type NotFound, type ValidationFailed } from "../errors.ts"
-import { isoInstant, PositiveInt } from "../fields.ts"
+import { INT4_MAX, isoInstant, PositiveInt } from "../fields.ts"
 import { CurrentTenant, References } from "../ports.ts"
 import { queryInstant, requireId } from "../query.ts"
 import { checkOwner, ensureOwned, type Reference } from "../references.ts"
@@ -224,6 +224,8 @@ export interface TemplateApplied {
   readonly templateOwner: string | undefined
   readonly operationOwner: string | undefined
   readonly active: boolean
+  /** The operation's highest substep sequence when the items numbered after it would pass 2147483647 (nothing added). */
+  readonly lastSequence?: number | undefined
   readonly substeps: ReadonlyArray<Substep>
 }
 export class TemplateItemStore extends Context.Service<TemplateItemStore, CrudStore<TemplateItem>>()("mes/domain/TemplateItemStore") {}
@@ -278,6 +280,13 @@ export class Templates extends Context.Service<Templates, Crud<Template> & {
           yield* checkOwner("substep_templates", id, applied.templateOwner)
           yield* checkOwner("operations", operationId, applied.operationOwner)
           if (!applied.active) return yield* new Conflict({ message: `template ${id} is inactive`, field: "id" })
+          if (applied.lastSequence !== undefined) {
+            return yield* new Conflict({
+              message: `operation ${operationId}'s substeps already reach sequence ${applied.lastSequence}: the template's items ` +
+                `would be numbered past ${INT4_MAX}; renumber the substeps first (nothing was added)`,
+              field: "operation_id"
+            })
+          }
           return applied.substeps
         })
     })
@@ -357,7 +366,8 @@ export class OeeStore extends Context.Service<OeeStore, {
     Effect.Effect<ReadonlyArray<OeeInputs>>
 }>()("mes/domain/OeeStore") {}
 
-const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** digits
+/** `n` to `digits` decimals; from 2^52 on a double has no fraction left to round (and `n × 10^digits` may overflow). */
+const round = (n: number, digits = 4) => (Math.abs(n) >= 2 ** 52 ? n : Math.round(n * 10 ** digits) / 10 ** digits)
 const ratio = (num: number, den: number) => (den > 0 ? round(num / den) : null)
 
 /**
@@ -403,6 +413,25 @@ const sumInputs = (rows: ReadonlyArray<OeeInputs>, base: Pick<OeeInputs, "group"
   rework: rows.reduce((s, r) => s + r.rework, 0)
 })
 
+/**
+ * 409 when a row's number is past the largest double (ideal minutes of estimates near it, or a performance or OEE
+ * above it): JSON has no such number, and the report would carry null or fail. Correcting the estimates, or a window
+ * or cell without those quantities, answers it again.
+ */
+const unrepresentable = (rows: ReadonlyArray<OeeRow>) => {
+  for (const row of rows) {
+    for (const [field, value] of Object.entries(row)) {
+      if (typeof value === "number" && !Number.isFinite(value)) {
+        return new Conflict({
+          message: `the OEE report's ${field} of ${row.group} is past the largest number it can carry (${Number.MAX_VALUE}): ` +
+            "the estimated_time_minutes of operations with quantities there are too large; correct them, or report another window or cell"
+        })
+      }
+    }
+  }
+  return undefined
+}
+
 const DAY = 86_400_000
 /** The longest window per grouping (a day per row, three shifts a day, or one row per cell). */
 const MAX_DAYS: Record<OeeGroupBy, number> = { day: 366, shift: 93, cell: 366 }
@@ -410,7 +439,7 @@ const OEE_QUERY = "query"
 
 export class OeeReports extends Context.Service<OeeReports, {
   /** GET /api-oee?cell_id=&from=&to=&group_by=day|shift|cell */
-  readonly report: (query: Readonly<Record<string, string>>) => Effect.Effect<unknown, NotFound | Forbidden | ValidationFailed | BadRequest, Services>
+  readonly report: (query: Readonly<Record<string, string>>) => Effect.Effect<unknown, NotFound | Forbidden | Conflict | ValidationFailed | BadRequest, Services>
 }>()("mes/domain/OeeReports") {
   static readonly layer = Layer.effect(OeeReports, Effect.gen(function*() {
     const store = yield* OeeStore
@@ -442,13 +471,11 @@ export class OeeReports extends Context.Service<OeeReports, {
           if (cellId !== null) yield* ensureOwned("cells", cellId)
           const window = { from: new Date(from).toISOString(), to: new Date(to).toISOString() }
           const inputs = yield* store.inputs(tenant.id, { cellId, ...window, groupBy: groupBy as OeeGroupBy })
-          return {
-            ...window,
-            group_by: groupBy,
-            cell_id: cellId,
-            rows: inputs.map(oeeRow),
-            total: oeeRow(sumInputs(inputs, { group: "total", cell_id: cellId, cell_name: inputs[0]?.cell_id === cellId ? inputs[0]?.cell_name ?? null : null, ...window }))
-          }
+          const rows = inputs.map(oeeRow)
+          const total = oeeRow(sumInputs(inputs, { group: "total", cell_id: cellId, cell_name: inputs[0]?.cell_id === cellId ? inputs[0]?.cell_name ?? null : null, ...window }))
+          const refused = unrepresentable([...rows, total])
+          if (refused !== undefined) return yield* refused
+          return { ...window, group_by: groupBy, cell_id: cellId, rows, total }
         }).pipe(Effect.provideService(References, references))
     })
   }))

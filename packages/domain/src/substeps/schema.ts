@@ -1,9 +1,9 @@
 // Substeps (spec 2.5, 4.8): the checklist steps of an operation.
 import * as Schema from "effect/Schema"
-import { opt, PositiveInt, Uuid } from "../fields.ts"
+import { isMinChars, opt, PositiveInt, Uuid } from "../fields.ts"
 import { bool, type ListSpec, uuid } from "../query.ts"
 
-const Description = Schema.String.check(Schema.isMinLength(1))
+const Description = Schema.String.check(isMinChars(1))
 
 export const SubstepCreate = Schema.Struct({
   operation_id: Uuid,

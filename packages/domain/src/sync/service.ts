@@ -17,7 +17,7 @@ import { distinctCellNames, duplicates, planNested, unknownCellName, unknownCell
 import { defaultPriority, JobSync } from "../jobs/schema.ts"
 import { JobStore, type JobSyncPlan, type JobSyncResult, type SyncedRecordKey } from "../jobs/store.ts"
 import { operationAliases, OperationSync } from "../operations/schema.ts"
-import { OperationStore, type OperationSyncOutcome, type OperationSyncPlan } from "../operations/store.ts"
+import { operationSequenceExhausted, OperationStore, type OperationSyncOutcome, type OperationSyncPlan } from "../operations/store.ts"
 import { PartSync } from "../parts/schema.ts"
 import { loopDetail, namedParent, notInJob } from "../parts/service.ts"
 import { PartStore, type PartSyncOutcome, type PartSyncPlan } from "../parts/store.ts"
@@ -176,6 +176,13 @@ const bulkItems = (root: string, body: unknown, keys: ReadonlyArray<string>) =>
     const key = body !== null && typeof body === "object" && !Array.isArray(body)
       ? keys.find((k) => (body as Record<string, unknown>)[k] !== undefined)
       : undefined
+    // both keys: which list was meant is unknown, and taking one would drop the other's records unsaid
+    const other = key === undefined ? undefined : keys.find((k) => k !== key && (body as Record<string, unknown>)[k] !== undefined)
+    if (other !== undefined) {
+      return yield* validationFailed(root, [
+        detail(root, body, [keys[1]!], "ENUM_CONSTRAINT", `give the records under either ${keys.map((k) => `'${k}'`).join(" or ")}, not both`, null)
+      ])
+    }
     const items = Array.isArray(body) ? body : key === undefined ? undefined : (body as Record<string, unknown>)[key]
     if (!Array.isArray(items)) {
       return yield* validationFailed(root, [
@@ -544,6 +551,7 @@ export class Sync extends Context.Service<Sync, {
         const settle = (outcome: OperationSyncOutcome) =>
           Effect.gen(function*() {
             if (outcome._tag === "Synced") return synced(outcome, input.external_id)
+            if (outcome.sequenceExhausted) return yield* new Conflict(operationSequenceExhausted)
             yield* failIfAny("operation", [
               ...(outcome.noPart
                 ? [detail("operation", body, ["part_external_id"], "FK_CONSTRAINT", `no part with external_id ${input.part_external_id} from ${source}`)]

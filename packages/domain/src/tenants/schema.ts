@@ -1,6 +1,6 @@
 // Tenants and API keys (spec 2.9, 5; DECISIONS: process and bootstrap).
 import * as Schema from "effect/Schema"
-import { Uuid } from "../fields.ts"
+import { isMaxChars, Uuid } from "../fields.ts"
 import { bool, oneOf, type ListSpec } from "../query.ts"
 
 export const Plan = Schema.Literals(["free", "pro", "premium", "enterprise"])
@@ -17,8 +17,31 @@ export const Tenant = Schema.Struct({
 })
 export type Tenant = typeof Tenant.Type
 
+/** Control characters (C0, DEL, C1) and the Unicode line and paragraph separators. */
+const CONTROL = /[\p{Cc}\u2028\u2029]/u
+
+/**
+ * A tenant's name: one line of text that is not blank, of at most 255 characters (code points, as every name of the
+ * API: an emoji is one). A tab or a line break is refused: `mes tenant list` prints a tenant per line, its fields
+ * apart by spaces.
+ */
+export const TenantName = Schema.String.check(
+  Schema.makeFilter<string>((s) => s.trim() !== "", {
+    representation: { id: "effect/schema/isMinLength", payload: { minLength: 1 } },
+    expected: "a name that is not blank",
+    message: "name must not be empty or blank"
+  } as any),
+  Schema.makeFilter<string>((s) => !CONTROL.test(s), {
+    representation: { id: "mes/isOneLine", payload: {} },
+    expected: "one line of text",
+    message: "name must be one line of text, without a tab, a line break or another control character"
+  } as any),
+  isMaxChars(255)
+)
+
+/** A tenant to create (`mes tenant create`; the domain's Tenants.create takes it as given). */
 export const TenantCreate = Schema.Struct({
-  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255)),
+  name: TenantName,
   plan: Schema.optionalKey(Plan)
 })
 

@@ -2,11 +2,16 @@
 // The secret signs deliveries: it is answered once, on create, and is no field of the record.
 import * as Schema from "effect/Schema"
 import { EVENT_TYPES } from "../events.ts"
-import { opt, optNull, Uuid } from "../fields.ts"
+import { isMaxChars, isMinChars, opt, optNull, Uuid } from "../fields.ts"
 import { bool, oneOf, text, uuid, type ListSpec } from "../query.ts"
 
-/** An http(s) URL (spec 2.7 "valid URL"); a bad one is 422 PATTERN_MISMATCH. */
+/**
+ * An http(s) URL (spec 2.7 "valid URL"); a bad one is 422 PATTERN_MISMATCH. Valid as the URL Standard says, not
+ * merely parseable: the parser drops spaces and control characters around a URL and tabs and newlines inside it, and
+ * reads `user:password@` before the host, which no valid URL string has. Such a URL was stored as given.
+ */
 export const isHttpUrl = (s: string): boolean => {
+  if (/[\s\u0000-\u001f\u007f]/.test(s) || /^[^:/?#]+:[/\\]*[^/\\?#]*@/.test(s)) return false
   try {
     const u = new URL(s)
     return (u.protocol === "http:" || u.protocol === "https:") && u.hostname !== ""
@@ -16,19 +21,19 @@ export const isHttpUrl = (s: string): boolean => {
 }
 
 const WebhookUrl = Schema.String.check(
-  Schema.isMaxLength(2048),
+  isMaxChars(2048),
   Schema.makeFilter<string>(isHttpUrl, {
     representation: { id: "mes/isHttpUrl", payload: {} },
     expected: "an http(s) URL",
-    message: "url must be a valid http(s) URL"
+    message: "url must be a valid http(s) URL (absolute; no spaces or control characters; no user name or password: the receiver checks X-Service-Signature)"
   } as any)
 )
 
 /** One event name of spec 6.1; anything else is 422 ENUM_CONSTRAINT. */
 export const EventTypeName = Schema.Literals(EVENT_TYPES)
 const EventList = Schema.Array(EventTypeName).check(Schema.isMinLength(1))
-const Secret = Schema.String.check(Schema.isMinLength(16), Schema.isMaxLength(256))
-const Description = Schema.String.check(Schema.isMaxLength(1000))
+const Secret = Schema.String.check(isMinChars(16), isMaxChars(256))
+const Description = Schema.String.check(isMaxChars(1000))
 
 /** POST /api-webhooks: `events` or `event_type`, exactly one of them (spec 2.7, DECISIONS). */
 export const WebhookCreate = Schema.Struct({
