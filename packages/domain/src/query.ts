@@ -50,12 +50,6 @@ const INT_RE = /^-?\d+$/
 /** The same UUID rule as request bodies (fields.ts), so a query id and a body id agree. */
 export const isUuid: (s: string) => boolean = Schema.is(Uuid)
 
-/** The instant (ms) of an ISO 8601 timestamp, or of a date `YYYY-MM-DD` (its UTC midnight); undefined otherwise. */
-export const instantOf = (v: string): number | undefined => {
-  const t = readInstant(v)
-  return typeof t === "number" ? t : undefined
-}
-
 /**
  * A date or timestamp bound `name` of a query (a list filter, the OEE window): its instant, or its 422 detail:
  * DATE_FORMAT when it is none, and a year outside 0001 to 9999 (or an offset past either end) MIN_VALUE / MAX_VALUE
