@@ -299,15 +299,21 @@ const oeeStatement = (groupBy: "day" | "shift" | "cell") => {
     g AS (${groups})
     SELECT g.grp AS "group", g.cell_id, g.cell_name, mes_ts(g.g_from) AS "from", mes_ts(g.g_to) AS "to",
       (SELECT coalesce(sum(${overlap("te.start_time", "te.end_time")}), 0) FROM te WHERE ${inGroup("te")})::float8 AS run_minutes,
-      (SELECT coalesce(sum(${overlap("dt.start_time", "dt.end_time")}), 0) FROM dt WHERE ${inGroup("dt")} AND NOT dt.planned)::float8 AS unplanned_downtime_minutes,
-      (SELECT coalesce(sum(${overlap("dt.start_time", "dt.end_time")}), 0) FROM dt WHERE ${inGroup("dt")} AND dt.planned)::float8 AS planned_downtime_minutes,
-      (SELECT CASE WHEN s.v < 2::float8 ^ 960 THEN s.v * 2::float8 ^ 64 ELSE 'Infinity' END
-        FROM (SELECT coalesce(sum((qt.good::float8 + qt.scrap + qt.rework) * qt.ideal_per_unit_scaled), 0) AS v FROM qt
-          WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to) s)::float8 AS ideal_minutes,
-      (SELECT coalesce(sum(qt.good), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS good,
-      (SELECT coalesce(sum(qt.scrap), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS scrap,
-      (SELECT coalesce(sum(qt.rework), 0) FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to)::float8 AS rework
+      d.unplanned_downtime_minutes, d.planned_downtime_minutes,
+      CASE WHEN q.ideal_scaled < 2::float8 ^ 960 THEN q.ideal_scaled * 2::float8 ^ 64 ELSE 'Infinity' END::float8 AS ideal_minutes,
+      q.good, q.scrap, q.rework
     FROM g
+    -- each group's downtime and quantities read once, every sum of them from that one pass
+    CROSS JOIN LATERAL (
+      SELECT coalesce(sum(${overlap("dt.start_time", "dt.end_time")}) FILTER (WHERE NOT dt.planned), 0)::float8 AS unplanned_downtime_minutes,
+        coalesce(sum(${overlap("dt.start_time", "dt.end_time")}) FILTER (WHERE dt.planned), 0)::float8 AS planned_downtime_minutes
+      FROM dt WHERE ${inGroup("dt")}
+    ) d
+    CROSS JOIN LATERAL (
+      SELECT coalesce(sum((qt.good::float8 + qt.scrap + qt.rework) * qt.ideal_per_unit_scaled), 0) AS ideal_scaled,
+        coalesce(sum(qt.good), 0)::float8 AS good, coalesce(sum(qt.scrap), 0)::float8 AS scrap, coalesce(sum(qt.rework), 0)::float8 AS rework
+      FROM qt WHERE ${inGroup("qt")} AND qt.recorded_at >= g.g_from AND qt.recorded_at < g.g_to
+    ) q
     ORDER BY g.g_from, g.cell_name, g.cell_id`
 }
 
